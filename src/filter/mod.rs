@@ -1,0 +1,25 @@
+//! The core: every algorithm and byte layout, with no knowledge of Redis.
+//!
+//! Everything here is byte-exact with RedisBloom 2.4.20 (see docs/compat-notes in the
+//! repository's docs): hashing, sizing, bit positions, SCANDUMP/LOADCHUNK layouts.
+
+pub mod bloom;
+pub mod chain;
+pub mod bloom_dump;
+pub mod fmt;
+pub mod hash;
+
+use std::collections::TryReserveError;
+
+/// Default per-filter memory ceiling (bytes of filter data) when the caller sets none.
+pub const DEFAULT_MAX_FILTER_BYTES: u64 = 4 << 30;
+
+/// A zeroed byte buffer of `len` bytes, or an error instead of aborting when the
+/// allocator refuses (sizes here come from clients, dumps and RDB files).
+pub fn zeroed_bytes(len: u64) -> Result<Vec<u8>, TryReserveError> {
+    let len = usize::try_from(len).unwrap_or(usize::MAX);
+    let mut buf = Vec::new();
+    buf.try_reserve_exact(len)?;
+    buf.resize(len, 0);
+    Ok(buf)
+}
