@@ -1,1 +1,347 @@
+//! One Bloom filter "link": a fixed-size bit array sized for a capacity and an error rate,
+//! exactly as RedisBloom sizes and addresses it (COMPAT §5.1–5.3).
 
+use super::hash::HashPair;
+
+/// ln 2 and ln² 2, truncated exactly as RedisBloom writes them (sizing depends on the digits).
+pub const LN2: f64 = 0.693147180559945;
+pub const LN2_SQUARED: f64 = 0.480453013918201;
+
+/// Chain option bits (stored in RDB files and dump headers).
+pub const OPT_NOROUND: u32 = 1;
+pub const OPT_ENTS_IS_BITS: u32 = 2;
+pub const OPT_FORCE64: u32 = 4;
+pub const OPT_NO_SCALING: u32 = 8;
+pub const OPT_ALL: u32 = OPT_NOROUND | OPT_ENTS_IS_BITS | OPT_FORCE64 | OPT_NO_SCALING;
+
+/// No real error rate needs more hash functions than this (the smallest positive double
+/// gives 1075); a larger count in a dump or RDB file would only make every command spin.
+pub const MAX_HASHES: u32 = 1100;
+
+/// Why a link could not be made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkError {
+    /// The parameters describe no valid filter (capacity 0, error outside (0, 1), ...).
+    Invalid,
+    /// The bit array would exceed the per-filter memory ceiling.
+    TooLarge,
+    /// The allocator refused the bit array.
+    OutOfMemory,
+}
+
+/// The size of a link, computed before anything is allocated.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LinkShape {
+    pub entries: u64,
+    pub error: f64,
+    pub bpe: f64,
+    pub hashes: u32,
+    pub bits: u64,
+    pub bytes: u64,
+    pub n2: u8,
+}
+
+impl LinkShape {
+    /// RedisBloom's `bloom_init` sizing for `entries` items at `error` (COMPAT §5.2).
+    pub fn new(entries: u64, error: f64, options: u32) -> Result<Self, LinkError> {
+        // `!(error > 0.0)` also rejects NaN.
+        if entries < 1 || !(error > 0.0) || error >= 1.0 {
+            return Err(LinkError::Invalid);
+        }
+        let bpe = (-(error.ln() / LN2_SQUARED)).abs();
+        let mut entries = entries;
+        let (bits, n2) = if options & OPT_ENTS_IS_BITS != 0 {
+            if entries > 63 {
+                return Err(LinkError::Invalid);
+            }
+            let n2 = entries as u8;
+            let bits = 1u64 << n2;
+            entries = (bits as f64 / bpe) as u64;
+            (bits, n2)
+        } else if options & OPT_NOROUND != 0 {
+            let bits = (entries as f64 * bpe) as u64;
+            (bits.max(1), 0)
+        } else {
+            let wanted = entries as f64 * bpe;
+            if !wanted.is_finite() {
+                return Err(LinkError::Invalid);
+            }
+            let exponent = binary_exponent(wanted);
+            if exponent > 63 {
+                return Err(LinkError::Invalid);
+            }
+            let n2 = (exponent + 1).clamp(0, 63) as u8;
+            let bits = 1u64 << n2;
+            let bit_diff = (bits as f64 - wanted) as u64;
+            entries = entries.wrapping_add((bit_diff as f64 / bpe) as u64);
+            (bits, n2)
+        };
+        let bytes = if bits % 64 != 0 {
+            (bits / 64 + 1) * 8
+        } else {
+            bits / 8
+        };
+        let bits = bytes.checked_mul(8).ok_or(LinkError::Invalid)?;
+        let hashes = (LN2 * bpe).ceil();
+        if !(1.0..=f64::from(MAX_HASHES)).contains(&hashes) {
+            return Err(LinkError::Invalid);
+        }
+        Ok(LinkShape {
+            entries,
+            error,
+            bpe,
+            hashes: hashes as u32,
+            bits,
+            bytes,
+            n2,
+        })
+    }
+}
+
+/// C's `logb` for a positive finite double: the unbiased binary exponent.
+fn binary_exponent(x: f64) -> i32 {
+    if x <= 0.0 {
+        return i32::MIN;
+    }
+    let raw = ((x.to_bits() >> 52) & 0x7ff) as i32;
+    if raw == 0 {
+        // Subnormal: exponent of the leading mantissa bit.
+        let mantissa = x.to_bits() & ((1u64 << 52) - 1);
+        return -1022 - (mantissa.leading_zeros() as i32 - 11) - 1;
+    }
+    raw - 1023
+}
+
+/// Whether link metadata from outside (a dump header, an RDB file) is safe to use: every
+/// position it can compute lies inside a `bytes`-long bit array, and each add or check does
+/// a bounded amount of work.
+pub fn fields_are_consistent(
+    error: f64,
+    bpe: f64,
+    hashes: u32,
+    bits: u64,
+    bytes: u64,
+    n2: u8,
+) -> bool {
+    let modulus_fits = n2 == 0 || (n2 <= 63 && bits >= 1u64 << n2);
+    error > 0.0
+        && error < 1.0
+        && modulus_fits
+        && bits != 0
+        && Some(bits) == bytes.checked_mul(8)
+        && bpe.is_finite()
+        && (1..=MAX_HASHES).contains(&hashes)
+        && f64::from(hashes) == (LN2 * bpe).ceil()
+}
+
+/// One sub-filter of a Bloom chain.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Link {
+    /// Capacity in items.
+    pub entries: u64,
+    pub error: f64,
+    /// Bits per entry: −ln(error)/ln²2.
+    pub bpe: f64,
+    pub hashes: u32,
+    /// Bit count; always `data.len() * 8` for a valid link.
+    pub bits: u64,
+    /// log2 of the bit count for power-of-two (legacy) links, else 0.
+    pub n2: u8,
+    /// Items added to this link.
+    pub items: u64,
+    pub data: Vec<u8>,
+}
+
+impl Link {
+    /// A new, empty link; refuses a bit array larger than `max_bytes`.
+    pub fn new(shape: LinkShape, max_bytes: u64) -> Result<Self, LinkError> {
+        if shape.bytes > max_bytes {
+            return Err(LinkError::TooLarge);
+        }
+        let data = super::zeroed_bytes(shape.bytes).map_err(|_| LinkError::OutOfMemory)?;
+        Ok(Link {
+            entries: shape.entries,
+            error: shape.error,
+            bpe: shape.bpe,
+            hashes: shape.hashes,
+            bits: shape.bits,
+            n2: shape.n2,
+            items: 0,
+            data,
+        })
+    }
+
+    /// Bytes of the bit array.
+    #[inline]
+    pub fn bytes(&self) -> u64 {
+        self.data.len() as u64
+    }
+
+    /// Whether a link read from a dump or an RDB file can be used safely.
+    pub fn is_consistent(&self) -> bool {
+        fields_are_consistent(
+            self.error,
+            self.bpe,
+            self.hashes,
+            self.bits,
+            self.bytes(),
+            self.n2,
+        )
+    }
+
+    /// The modulus positions are reduced by.
+    #[inline]
+    fn modulus(&self) -> u64 {
+        if self.n2 > 0 {
+            1u64 << self.n2
+        } else {
+            self.bits
+        }
+    }
+
+    /// The `i`-th bit position of an item.
+    #[inline]
+    fn position(pair: HashPair, i: u32, modulus: u64) -> u64 {
+        pair.a.wrapping_add(u64::from(i).wrapping_mul(pair.b)) % modulus
+    }
+
+    /// Whether every bit of the item is set.
+    #[inline]
+    pub fn check(&self, pair: HashPair) -> bool {
+        let modulus = self.modulus();
+        (0..self.hashes).all(|i| {
+            let pos = Self::position(pair, i, modulus);
+            self.data[(pos >> 3) as usize] & (1 << (pos & 7)) != 0
+        })
+    }
+
+    /// Sets every bit of the item; true if at least one was clear (the item is new here).
+    #[inline]
+    pub fn set(&mut self, pair: HashPair) -> bool {
+        let modulus = self.modulus();
+        let mut newly = false;
+        for i in 0..self.hashes {
+            let pos = Self::position(pair, i, modulus);
+            let byte = &mut self.data[(pos >> 3) as usize];
+            let mask = 1u8 << (pos & 7);
+            newly |= *byte & mask == 0;
+            *byte |= mask;
+        }
+        newly
+    }
+
+    /// Bit positions of an item, in hash order (for tests and tools).
+    pub fn positions(&self, pair: HashPair) -> impl Iterator<Item = u64> + '_ {
+        let modulus = self.modulus();
+        (0..self.hashes).map(move |i| Self::position(pair, i, modulus))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CMD_OPTIONS: u32 = OPT_NOROUND | OPT_FORCE64;
+
+    fn shape(entries: u64, error: f64) -> LinkShape {
+        LinkShape::new(entries, error, CMD_OPTIONS).unwrap()
+    }
+
+    #[test]
+    fn sizing_examples_of_compat() {
+        for (entries, error, bytes, bits, hashes) in [
+            (10, 0.005, 16, 128, 8),
+            (100, 0.005, 144, 1152, 8),
+            (100, 0.0005, 200, 1600, 11),
+            (10, 0.05, 8, 64, 5),
+            (50000, 0.0005, 98880, 791040, 11),
+            (3, 0.01, 8, 64, 7),
+        ] {
+            let s = shape(entries, error);
+            assert_eq!(
+                (s.bytes, s.bits, s.hashes, s.n2, s.entries),
+                (bytes, bits, hashes, 0, entries),
+                "{entries}/{error}"
+            );
+        }
+    }
+
+    #[test]
+    fn invalid_parameters_are_refused() {
+        for (entries, error) in [(0, 0.01), (10, 0.0), (10, 1.0), (10, -0.5), (10, f64::NAN)] {
+            assert_eq!(
+                LinkShape::new(entries, error, CMD_OPTIONS),
+                Err(LinkError::Invalid)
+            );
+        }
+    }
+
+    #[test]
+    fn huge_links_respect_the_ceiling() {
+        let s = shape(1_000_000_000_000, 0.01);
+        assert_eq!(Link::new(s, 1 << 30), Err(LinkError::TooLarge));
+    }
+
+    #[test]
+    fn legacy_power_of_two_sizing() {
+        // 100 entries at 0.01: 958.5 bits wanted → 2^10 bits, extra capacity for the rest.
+        let s = LinkShape::new(100, 0.01, 0).unwrap();
+        assert_eq!((s.n2, s.bits, s.bytes), (10, 1024, 128));
+        assert_eq!(s.entries, 100 + ((1024.0 - 100.0 * s.bpe) as u64 as f64 / s.bpe) as u64);
+        assert_eq!(binary_exponent(958.5), 9);
+        assert_eq!(binary_exponent(1.0), 0);
+        assert_eq!(binary_exponent(0.75), -1);
+    }
+
+    #[test]
+    fn positions_of_default_filter_match_redisbloom() {
+        let link = Link::new(shape(100, 0.005), u64::MAX).unwrap();
+        let cases: [(&[u8], [u64; 8]); 4] = [
+            (b"", [366, 1077, 764, 451, 138, 849, 536, 223]),
+            (b"a", [1034, 539, 172, 829, 462, 1119, 752, 257]),
+            (b"hello", [537, 957, 97, 517, 809, 77, 497, 789]),
+            (b"user:12345", [720, 845, 970, 1095, 1092, 65, 190, 315]),
+        ];
+        for (item, want) in cases {
+            let got: Vec<u64> = link.positions(HashPair::wide(item)).collect();
+            assert_eq!(got, want, "{item:?}");
+        }
+    }
+
+    #[test]
+    fn item1_in_a_tiny_filter_sets_the_documented_bytes() {
+        let mut link = Link::new(shape(10, 0.05), u64::MAX).unwrap();
+        let pair = HashPair::wide(b"item1");
+        assert_eq!(
+            link.positions(pair).collect::<Vec<_>>(),
+            vec![11, 0, 53, 42, 31]
+        );
+        assert!(!link.check(pair));
+        assert!(link.set(pair));
+        assert!(link.check(pair));
+        assert!(!link.set(pair));
+        assert_eq!(link.data, [0x01, 0x08, 0x00, 0x80, 0x00, 0x04, 0x20, 0x00]);
+    }
+
+    #[test]
+    fn consistency_check_rejects_unsafe_links() {
+        let good = Link::new(shape(100, 0.005), u64::MAX).unwrap();
+        assert!(good.is_consistent());
+        let mut bad = good.clone();
+        bad.bits += 8;
+        assert!(!bad.is_consistent());
+        let mut bad = good.clone();
+        bad.n2 = 20;
+        assert!(!bad.is_consistent());
+        let mut bad = good.clone();
+        bad.hashes = 9;
+        assert!(!bad.is_consistent());
+        let mut bad = good.clone();
+        bad.error = 1.0;
+        assert!(!bad.is_consistent());
+        let mut bad = good;
+        bad.bpe = 1e12;
+        bad.hashes = (LN2 * 1e12).ceil() as u32;
+        assert!(!bad.is_consistent());
+    }
+}

@@ -1,1 +1,358 @@
+//! BF.SCANDUMP / BF.LOADCHUNK: the packed little-endian header and the bit-array chunks
+//! (COMPAT §7.1, §7.2), with every check that keeps a hostile dump from reaching memory
+//! outside a filter.
 
+use super::bloom::{fields_are_consistent, Link, LinkShape, OPT_ALL};
+use super::chain::{Chain, CHAIN_OVERHEAD, LINK_OVERHEAD};
+
+/// Largest chunk SCANDUMP returns; chunks never span links.
+pub const MAX_CHUNK: u64 = 16 * 1024 * 1024;
+
+const CHAIN_HEADER_LEN: usize = 20;
+const LINK_HEADER_LEN: usize = 53;
+
+/// Why a header or chunk was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DumpError {
+    /// Malformed or inconsistent data, or a filter too large to allocate.
+    BadData,
+    /// The chunk's position lies in no link.
+    NoLink,
+    /// The chunk would run past the end of its link.
+    TooBig,
+}
+
+/// The header SCANDUMP returns for iterator 0: the chain, then each link's metadata.
+pub fn header(chain: &Chain) -> Vec<u8> {
+    let mut out = Vec::with_capacity(CHAIN_HEADER_LEN + LINK_HEADER_LEN * chain.links.len());
+    out.extend_from_slice(&chain.items.to_le_bytes());
+    out.extend_from_slice(&(chain.links.len() as u32).to_le_bytes());
+    out.extend_from_slice(&chain.options.to_le_bytes());
+    out.extend_from_slice(&chain.growth.to_le_bytes());
+    for link in &chain.links {
+        out.extend_from_slice(&link.bytes().to_le_bytes());
+        out.extend_from_slice(&link.bits.to_le_bytes());
+        out.extend_from_slice(&link.items.to_le_bytes());
+        out.extend_from_slice(&link.error.to_le_bytes());
+        out.extend_from_slice(&link.bpe.to_le_bytes());
+        out.extend_from_slice(&link.hashes.to_le_bytes());
+        out.extend_from_slice(&link.entries.to_le_bytes());
+        out.push(link.n2);
+    }
+    out
+}
+
+/// Little-endian field reader over a slice whose length was checked beforehand.
+struct Fields<'a>(&'a [u8]);
+
+impl Fields<'_> {
+    fn take<const N: usize>(&mut self) -> [u8; N] {
+        let (head, rest) = self.0.split_at(N);
+        self.0 = rest;
+        head.try_into().expect("length checked")
+    }
+    fn u64(&mut self) -> u64 {
+        u64::from_le_bytes(self.take())
+    }
+    fn u32(&mut self) -> u32 {
+        u32::from_le_bytes(self.take())
+    }
+    fn f64(&mut self) -> f64 {
+        f64::from_le_bytes(self.take())
+    }
+    fn u8(&mut self) -> u8 {
+        self.take::<1>()[0]
+    }
+}
+
+/// An empty-bit filter from a LOADCHUNK header; its bits arrive in later chunks.
+/// `max_bytes` caps the filter's memory as `Chain::mem_usage` counts it.
+pub fn chain_from_header(data: &[u8], max_bytes: u64) -> Result<Chain, DumpError> {
+    if data.len() < CHAIN_HEADER_LEN {
+        return Err(DumpError::BadData);
+    }
+    let mut fields = Fields(data);
+    let items = fields.u64();
+    let nlinks = fields.u32();
+    let options = fields.u32();
+    let growth = fields.u32();
+    let expected_len = CHAIN_HEADER_LEN as u64 + LINK_HEADER_LEN as u64 * u64::from(nlinks);
+    if nlinks == 0 || data.len() as u64 != expected_len || options & !OPT_ALL != 0 {
+        return Err(DumpError::BadData);
+    }
+    let mut links: Vec<Link> = Vec::new();
+    links
+        .try_reserve_exact(nlinks as usize)
+        .map_err(|_| DumpError::BadData)?;
+    let mut used = CHAIN_OVERHEAD;
+    let mut items_in_links = 0u64;
+    for _ in 0..nlinks {
+        let bytes = fields.u64();
+        let bits = fields.u64();
+        let link_items = fields.u64();
+        let error = fields.f64();
+        let bpe = fields.f64();
+        let hashes = fields.u32();
+        let entries = fields.u64();
+        let n2 = fields.u8();
+        if !fields_are_consistent(error, bpe, hashes, bits, bytes, n2) {
+            return Err(DumpError::BadData);
+        }
+        items_in_links = items_in_links
+            .checked_add(link_items)
+            .ok_or(DumpError::BadData)?;
+        used = used
+            .checked_add(LINK_OVERHEAD)
+            .and_then(|u| u.checked_add(bytes))
+            .filter(|&u| u <= max_bytes)
+            .ok_or(DumpError::BadData)?;
+        let shape = LinkShape {
+            entries,
+            error,
+            bpe,
+            hashes,
+            bits,
+            bytes,
+            n2,
+        };
+        let mut link = Link::new(shape, u64::MAX).map_err(|_| DumpError::BadData)?;
+        link.items = link_items;
+        links.push(link);
+    }
+    if items_in_links != items {
+        return Err(DumpError::BadData);
+    }
+    Ok(Chain {
+        items,
+        links,
+        options,
+        growth,
+    })
+}
+
+/// The chunk SCANDUMP returns for iterator `iter` ≥ 1: bytes from global offset `iter − 1`
+/// of the concatenated bit arrays, up to 16 MiB and never past the end of that link,
+/// with the next iterator. `None` past the end (and for iterators < 1).
+pub fn chunk(chain: &Chain, iter: i64) -> Option<(i64, &[u8])> {
+    let mut offset = u64::try_from(iter).ok()?.checked_sub(1)?;
+    for link in &chain.links {
+        if offset < link.bytes() {
+            let len = MAX_CHUNK.min(link.bytes() - offset);
+            let start = offset as usize;
+            let data = &link.data[start..start + len as usize];
+            return Some((iter + len as i64, data));
+        }
+        offset -= link.bytes();
+    }
+    None
+}
+
+/// LOADCHUNK of a data chunk: `iter` is the iterator SCANDUMP returned *after* this chunk,
+/// so the chunk starts at `iter − len`.
+pub fn load_chunk(chain: &mut Chain, iter: i64, data: &[u8]) -> Result<(), DumpError> {
+    let len = data.len() as u64;
+    let end = u64::try_from(iter)
+        .ok()
+        .filter(|&end| end >= 1 && end >= len)
+        .ok_or(DumpError::BadData)?;
+    let mut offset = (end - len).checked_sub(1).ok_or(DumpError::NoLink)?;
+    for link in &mut chain.links {
+        if offset < link.bytes() {
+            if len > link.bytes() - offset {
+                return Err(DumpError::TooBig);
+            }
+            let start = offset as usize;
+            link.data[start..start + data.len()].copy_from_slice(data);
+            return Ok(());
+        }
+        offset -= link.bytes();
+    }
+    Err(DumpError::NoLink)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::filter::chain::AddOutcome;
+    use proptest::prelude::*;
+
+    fn filter_with(error: f64, capacity: u64, items: &[&str]) -> Chain {
+        let mut chain = Chain::new(capacity, error, 2, true, u64::MAX).unwrap();
+        for item in items {
+            let pair = chain.hash(item.as_bytes());
+            chain.add(pair, u64::MAX);
+        }
+        chain
+    }
+
+    /// Every (iterator, data) pair of a full SCANDUMP after the header.
+    fn chunks(chain: &Chain) -> Vec<(i64, Vec<u8>)> {
+        let mut out = Vec::new();
+        let mut iter = 1;
+        while let Some((next, data)) = chunk(chain, iter) {
+            out.push((next, data.to_vec()));
+            iter = next;
+        }
+        out
+    }
+
+    fn restore(chain: &Chain) -> Chain {
+        let mut copy = chain_from_header(&header(chain), u64::MAX).unwrap();
+        for (iter, data) in chunks(chain) {
+            load_chunk(&mut copy, iter, &data).unwrap();
+        }
+        copy
+    }
+
+    #[test]
+    fn header_examples_of_compat() {
+        let chain = Chain::new(10, 0.1, 2, true, u64::MAX).unwrap();
+        let mut chain = chain;
+        chain.add(chain.hash(b"item1"), u64::MAX);
+        assert_eq!(
+            hex::encode(header(&chain)),
+            "0100000000000000010000000500000002000000\
+             0800000000000000400000000000000001000000000000009a9999999999a93f\
+             4af7d49edef0184005000000 0a0000000000000000"
+                .replace(' ', "")
+        );
+        assert_eq!(chunks(&chain), vec![(9, vec![1, 8, 0, 0x80, 0, 4, 0x20, 0])]);
+
+        let chain = filter_with(0.01, 100, &["hello"]);
+        assert_eq!(
+            hex::encode(header(&chain)),
+            "0100000000000000010000000500000002000000\
+             900000000000000080040000000000000100000000000000\
+             7b14ae47e17a743fe9862fb2350e2640080000006400000000000000 00"
+                .replace(' ', "")
+        );
+        let all = chunks(&chain);
+        assert_eq!(all.len(), 1);
+        assert_eq!(all[0].0, 145);
+        let nonzero: Vec<(usize, u8)> = all[0]
+            .1
+            .iter()
+            .enumerate()
+            .filter(|(_, &b)| b != 0)
+            .map(|(i, &b)| (i, b))
+            .collect();
+        assert_eq!(
+            nonzero,
+            vec![
+                (9, 0x20),
+                (12, 0x02),
+                (62, 0x02),
+                (64, 0x20),
+                (67, 0x02),
+                (98, 0x20),
+                (101, 0x02),
+                (119, 0x20)
+            ]
+        );
+        assert_eq!(chunk(&chain, 145), None);
+        assert_eq!(chunk(&chain, -1), None);
+        assert_eq!(chunk(&chain, 0), None);
+    }
+
+    #[test]
+    fn chunks_stop_at_link_boundaries_and_restore_exactly() {
+        let items: Vec<String> = (0..100).map(|i| i.to_string()).collect();
+        let refs: Vec<&str> = items.iter().map(String::as_str).collect();
+        let chain = filter_with(0.01, 10, &refs);
+        let lens: Vec<usize> = chunks(&chain).iter().map(|(_, d)| d.len()).collect();
+        assert_eq!(lens, vec![16, 32, 72, 160]);
+        // Mid-link iterators continue to that link's end.
+        assert_eq!(chunk(&chain, 5).map(|(n, d)| (n, d.len())), Some((17, 12)));
+        assert_eq!(restore(&chain), chain);
+    }
+
+    #[test]
+    fn header_checks_of_compat() {
+        let items: Vec<String> = (0..50).map(|i| i.to_string()).collect();
+        let refs: Vec<&str> = items.iter().map(String::as_str).collect();
+        let mut chain = Chain::new(5, 0.01, 2, true, u64::MAX).unwrap();
+        for item in refs {
+            let pair = chain.hash(item.as_bytes());
+            assert_ne!(chain.add(pair, u64::MAX), AddOutcome::GrowFailed(crate::filter::bloom::LinkError::Invalid));
+        }
+        assert!(chain.links.len() >= 2);
+        let good = header(&chain);
+        assert!(chain_from_header(&good, u64::MAX).is_ok());
+        let corrupt = |range: std::ops::Range<usize>, value: u8| {
+            let mut h = good.clone();
+            h[range].iter_mut().for_each(|b| *b = value);
+            chain_from_header(&h, u64::MAX)
+        };
+        // COMPAT §10.1 scandump_invalid_header cases.
+        assert_eq!(corrupt(72..80, 0), Err(DumpError::BadData));
+        assert_eq!(corrupt(12..16, 0xff), Err(DumpError::BadData));
+        assert_eq!(corrupt(0..4, 0xff), Err(DumpError::BadData));
+        let mut h = good.clone();
+        h[0..8].fill(0xff);
+        h[36..44].fill(0xff);
+        assert_eq!(chain_from_header(&h, u64::MAX), Err(DumpError::BadData));
+        // Huge bytes/bits (HEAD's test sets byte 27 = 0x03 and byte 35 = 0x18).
+        let mut h = good.clone();
+        h[27] = 0x03;
+        h[35] = 0x18;
+        assert_eq!(chain_from_header(&h, u64::MAX), Err(DumpError::BadData));
+        // Consistent but beyond the ceiling.
+        assert_eq!(chain_from_header(&good, 100), Err(DumpError::BadData));
+        // Lengths and counts.
+        assert_eq!(chain_from_header(&good[..19], u64::MAX), Err(DumpError::BadData));
+        assert_eq!(chain_from_header(&good[..good.len() - 1], u64::MAX), Err(DumpError::BadData));
+        let mut h = good.clone();
+        h[8..12].fill(0);
+        assert_eq!(chain_from_header(&h[..20], u64::MAX), Err(DumpError::BadData));
+        // n2 beyond 63, and n2 larger than the bit count allows.
+        let last = good.len() - 1;
+        assert_eq!(corrupt(last..last + 1, 64), Err(DumpError::BadData));
+        assert_eq!(corrupt(last..last + 1, 20), Err(DumpError::BadData));
+        // Hash count inconsistent with bits per entry.
+        assert_eq!(corrupt(60..61, 99), Err(DumpError::BadData));
+    }
+
+    #[test]
+    fn chunk_checks_of_compat() {
+        let mut chain = filter_with(0.01, 10, &["a"]);
+        assert_eq!(load_chunk(&mut chain, i64::MIN, b"1"), Err(DumpError::BadData));
+        assert_eq!(load_chunk(&mut chain, 922337203685477588, b"1"), Err(DumpError::NoLink));
+        assert_eq!(load_chunk(&mut chain, 4, &[0; 37]), Err(DumpError::BadData));
+        assert_eq!(load_chunk(&mut chain, 4, b"abcd"), Err(DumpError::NoLink));
+        assert_eq!(load_chunk(&mut chain, 17, &[0; 17]), Err(DumpError::NoLink));
+        assert_eq!(load_chunk(&mut chain, 18, &[0; 17]), Err(DumpError::TooBig));
+        assert_eq!(load_chunk(&mut chain, 0, b""), Err(DumpError::BadData));
+        assert_eq!(load_chunk(&mut chain, i64::MAX, &[]), Err(DumpError::NoLink));
+        let before = chain.clone();
+        assert_eq!(load_chunk(&mut chain, 5, b"abcd"), Ok(()));
+        assert_eq!(&chain.links[0].data[..4], b"abcd");
+        assert_ne!(chain, before);
+    }
+
+    proptest! {
+        #[test]
+        fn dump_then_load_is_identity(
+            items in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..12), 0..300),
+            capacity in 1u64..64,
+            growth in 1u32..4,
+        ) {
+            let mut chain = Chain::new(capacity, 0.01, growth, true, u64::MAX).unwrap();
+            for item in &items {
+                let pair = chain.hash(item);
+                chain.add(pair, u64::MAX);
+            }
+            prop_assert_eq!(restore(&chain), chain);
+        }
+
+        #[test]
+        fn arbitrary_headers_and_chunks_never_panic(
+            data in proptest::collection::vec(any::<u8>(), 0..200),
+            iter in any::<i64>(),
+        ) {
+            let _ = chain_from_header(&data, 1 << 20);
+            let mut chain = filter_with(0.01, 10, &["x"]);
+            let _ = load_chunk(&mut chain, iter, &data);
+            let _ = chunk(&chain, iter);
+        }
+    }
+}

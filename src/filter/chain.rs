@@ -1,1 +1,282 @@
+//! The scalable Bloom filter: a chain of links, each larger and tighter than the one
+//! before (COMPAT §5.4).
 
+use super::bloom::{Link, LinkError, LinkShape, OPT_FORCE64, OPT_NOROUND, OPT_NO_SCALING};
+use super::hash::HashPair;
+
+/// Size of RedisBloom's chain and link structs, which its memory figures count (COMPAT §4.5).
+pub(crate) const CHAIN_OVERHEAD: u64 = 32;
+pub(crate) const LINK_OVERHEAD: u64 = 64;
+
+/// What adding an item did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AddOutcome {
+    /// The item was new: at least one bit was clear.
+    Added,
+    /// The item (or a false positive) was already present.
+    Exists,
+    /// A non-scaling filter is at capacity.
+    Full,
+    /// A new link was needed and could not be made.
+    GrowFailed(LinkError),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Chain {
+    /// Items added to the whole chain.
+    pub items: u64,
+    /// Oldest first; never empty.
+    pub links: Vec<Link>,
+    pub options: u32,
+    /// Capacity factor of each new link.
+    pub growth: u32,
+}
+
+impl Chain {
+    /// A filter as BF.RESERVE / BF.ADD / BF.INSERT create it. A scaling filter's first link
+    /// already gets half the requested error, so the chain's compound error stays under it.
+    pub fn new(
+        capacity: u64,
+        error: f64,
+        growth: u32,
+        scaling: bool,
+        max_bytes: u64,
+    ) -> Result<Self, LinkError> {
+        let mut options = OPT_NOROUND | OPT_FORCE64;
+        let mut link_error = error;
+        if scaling {
+            link_error *= 0.5;
+        } else {
+            options |= OPT_NO_SCALING;
+        }
+        let shape = LinkShape::new(capacity, link_error, options)?;
+        let link = Link::new(shape, max_bytes.saturating_sub(CHAIN_OVERHEAD + LINK_OVERHEAD))?;
+        Ok(Chain {
+            items: 0,
+            links: vec![link],
+            options,
+            growth,
+        })
+    }
+
+    #[inline]
+    pub fn is_scaling(&self) -> bool {
+        self.options & OPT_NO_SCALING == 0
+    }
+
+    #[inline]
+    pub fn force64(&self) -> bool {
+        self.options & OPT_FORCE64 != 0
+    }
+
+    /// The hash pair of an item for this chain's hash width.
+    #[inline]
+    pub fn hash(&self, item: &[u8]) -> HashPair {
+        HashPair::of(item, self.force64())
+    }
+
+    /// Whether any link holds the item.
+    #[inline]
+    pub fn contains(&self, pair: HashPair) -> bool {
+        self.links.iter().any(|link| link.check(pair))
+    }
+
+    /// Adds an item; `max_bytes` caps the chain's memory (as counted by `mem_usage`)
+    /// when a new link is needed.
+    pub fn add(&mut self, pair: HashPair, max_bytes: u64) -> AddOutcome {
+        if self.links.iter().rev().any(|link| link.check(pair)) {
+            return AddOutcome::Exists;
+        }
+        let newest = self.links.last().expect("a chain always has a link");
+        if newest.items >= newest.entries {
+            if !self.is_scaling() {
+                return AddOutcome::Full;
+            }
+            if let Err(e) = self.grow(max_bytes) {
+                return AddOutcome::GrowFailed(e);
+            }
+        }
+        let newest = self.links.last_mut().expect("a chain always has a link");
+        if newest.set(pair) {
+            newest.items += 1;
+            self.items += 1;
+            AddOutcome::Added
+        } else {
+            AddOutcome::Exists
+        }
+    }
+
+    /// Appends a link `growth` times larger with half the error of the newest one.
+    fn grow(&mut self, max_bytes: u64) -> Result<(), LinkError> {
+        let newest = self.links.last().expect("a chain always has a link");
+        let entries = newest.entries.wrapping_mul(u64::from(self.growth));
+        let shape = LinkShape::new(entries, newest.error * 0.5, self.options)?;
+        let room = max_bytes.saturating_sub(self.mem_usage() + LINK_OVERHEAD);
+        self.links.try_reserve(1).map_err(|_| LinkError::OutOfMemory)?;
+        self.links.push(Link::new(shape, room)?);
+        Ok(())
+    }
+
+    /// Total capacity of all links (BF.INFO "Capacity").
+    pub fn capacity(&self) -> u64 {
+        self.links
+            .iter()
+            .fold(0u64, |sum, link| sum.wrapping_add(link.entries))
+    }
+
+    /// RedisBloom's memory figure (BF.INFO "Size", MEMORY USAGE): struct sizes plus bit arrays.
+    pub fn mem_usage(&self) -> u64 {
+        self.links.iter().fold(CHAIN_OVERHEAD, |sum, link| {
+            sum.saturating_add(LINK_OVERHEAD + link.bytes())
+        })
+    }
+
+    /// Checks a chain assembled from outside data (RDB file, dump header): every link usable.
+    pub fn links_are_consistent(&self) -> bool {
+        !self.links.is_empty() && self.links.iter().all(Link::is_consistent)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn add_str(chain: &mut Chain, item: &str) -> AddOutcome {
+        let pair = chain.hash(item.as_bytes());
+        chain.add(pair, u64::MAX)
+    }
+
+    fn shape_of(chain: &Chain) -> Vec<(u64, u64, u32, u64, u64, f64)> {
+        chain
+            .links
+            .iter()
+            .map(|l| (l.bytes(), l.bits, l.hashes, l.entries, l.items, l.error))
+            .collect()
+    }
+
+    #[test]
+    fn four_link_chain_of_compat() {
+        let mut chain = Chain::new(10, 0.01, 2, true, u64::MAX).unwrap();
+        for i in 0..100 {
+            add_str(&mut chain, &i.to_string());
+        }
+        assert_eq!(chain.items, 99);
+        assert_eq!(
+            shape_of(&chain),
+            vec![
+                (16, 128, 8, 10, 10, 0.005),
+                (32, 256, 9, 20, 20, 0.0025),
+                (72, 576, 10, 40, 40, 0.00125),
+                (160, 1280, 11, 80, 29, 0.000625),
+            ]
+        );
+    }
+
+    #[test]
+    fn six_link_chain_of_compat() {
+        let mut chain = Chain::new(100, 0.001, 2, true, u64::MAX).unwrap();
+        for i in 0..4000 {
+            add_str(&mut chain, &i.to_string());
+        }
+        assert_eq!(chain.items, 3997);
+        assert_eq!(
+            shape_of(&chain),
+            vec![
+                (200, 1600, 11, 100, 100, 0.0005),
+                (432, 3456, 12, 200, 200, 0.00025),
+                (936, 7488, 13, 400, 400, 0.000125),
+                (2016, 16128, 14, 800, 800, 6.25e-05),
+                (4320, 34560, 15, 1600, 1600, 3.125e-05),
+                (9216, 73728, 16, 3200, 897, 1.5625e-05),
+            ]
+        );
+    }
+
+    #[test]
+    fn expansion_link_counts_of_compat() {
+        for (growth, links) in [(1, 23), (2, 5), (4, 4)] {
+            let mut chain = Chain::new(4, 0.01, growth, true, u64::MAX).unwrap();
+            for i in 0..100 {
+                add_str(&mut chain, &i.to_string());
+            }
+            assert_eq!(chain.links.len(), links, "growth {growth}");
+            for i in 0..100 {
+                assert!(chain.contains(chain.hash(i.to_string().as_bytes())));
+            }
+        }
+    }
+
+    #[test]
+    fn mem_usage_examples_of_compat() {
+        for (error, capacity, scaling, size) in [
+            (0.001, 100, true, 296),
+            (0.01, 100, true, 240),
+            (0.05, 1000, true, 1056),
+            (0.01, 3, false, 104),
+            (0.000001, 300_000_000, true, 1_132_420_232),
+        ] {
+            let chain = Chain::new(capacity, error, 2, scaling, u64::MAX).unwrap();
+            assert_eq!(chain.mem_usage(), size, "{error}/{capacity}");
+        }
+    }
+
+    #[test]
+    fn non_scaling_filter_fills_up() {
+        let mut chain = Chain::new(3, 0.01, 2, false, u64::MAX).unwrap();
+        assert_eq!(chain.options, 13);
+        for item in ["a", "b", "c"] {
+            assert_eq!(add_str(&mut chain, item), AddOutcome::Added);
+        }
+        assert_eq!(add_str(&mut chain, "d"), AddOutcome::Full);
+        assert_eq!(add_str(&mut chain, "a"), AddOutcome::Exists);
+        assert_eq!(chain.items, 3);
+    }
+
+    #[test]
+    fn growth_zero_fails_to_scale_without_losing_items() {
+        let mut chain = Chain::new(2, 0.01, 0, true, u64::MAX).unwrap();
+        assert_eq!(add_str(&mut chain, "a"), AddOutcome::Added);
+        assert_eq!(add_str(&mut chain, "b"), AddOutcome::Added);
+        assert_eq!(
+            add_str(&mut chain, "c"),
+            AddOutcome::GrowFailed(LinkError::Invalid)
+        );
+        assert_eq!(chain.links.len(), 1);
+        assert_eq!(chain.items, 2);
+    }
+
+    #[test]
+    fn ceiling_stops_growth() {
+        let mut chain = Chain::new(100, 0.01, 2, true, 1000).unwrap();
+        let mut outcome = AddOutcome::Added;
+        for i in 0..400 {
+            let pair = chain.hash(i.to_string().as_bytes());
+            outcome = chain.add(pair, 1000);
+            if matches!(outcome, AddOutcome::GrowFailed(_)) {
+                break;
+            }
+        }
+        assert_eq!(outcome, AddOutcome::GrowFailed(LinkError::TooLarge));
+        assert!(chain.mem_usage() <= 1000);
+        assert_eq!(
+            Chain::new(100, 0.01, 2, true, 200),
+            Err(LinkError::TooLarge)
+        );
+    }
+
+    #[test]
+    fn error_underflow_ends_scaling_cleanly() {
+        // capacity 1, growth 1: the error halves every link until it underflows to 0.
+        let mut chain = Chain::new(1, 0.0001, 1, true, u64::MAX).unwrap();
+        let mut failed = false;
+        for i in 0..5001 {
+            if let AddOutcome::GrowFailed(e) = add_str(&mut chain, &i.to_string()) {
+                assert_eq!(e, LinkError::Invalid);
+                failed = true;
+                break;
+            }
+        }
+        assert!(failed);
+        assert!((1000..1100).contains(&chain.links.len()));
+    }
+}
