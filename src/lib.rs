@@ -1,1 +1,108 @@
+//! redbloom: RedisBloom-compatible Bloom (BF.*) and Cuckoo (CF.*) filters for Redis, plus a
+//! counting Bloom filter. `filter` is the pure core; `redis` the thin layer over the module API.
+
 pub mod filter;
+pub mod redis;
+
+use redis::bf;
+use redis::ffi::{register_command, CommandSpec, KeyAccess};
+use redis_module::{redis_module, Context, RedisString, Status};
+
+/// MODULE LIST version: MAJOR·10000 + MINOR·100 + PATCH of this crate.
+pub const MODULE_VERSION: i32 = {
+    const fn parse(s: &str) -> i32 {
+        let bytes = s.as_bytes();
+        let mut i = 0;
+        let mut n = 0;
+        while i < bytes.len() {
+            n = n * 10 + (bytes[i] - b'0') as i32;
+            i += 1;
+        }
+        n
+    }
+    parse(env!("CARGO_PKG_VERSION_MAJOR")) * 10000
+        + parse(env!("CARGO_PKG_VERSION_MINOR")) * 100
+        + parse(env!("CARGO_PKG_VERSION_PATCH"))
+};
+
+const BF_ADD_COMPLEXITY: &str = "O(k), where k is the number of hash functions used by the last sub-filter";
+const BF_MULTI_COMPLEXITY: &str =
+    "O(k * n), where k is the number of hash functions and n is the number of items";
+const BF_MADD_SUMMARY: &str =
+    "Adds one or more items to a Bloom Filter. A filter will be created if it does not exist";
+const LOADCHUNK_SUMMARY: &str = "Restores a filter previously saved using SCANDUMP";
+const SCANDUMP_SUMMARY: &str = "Begins an incremental save of the bloom filter";
+const CAPACITY_COMPLEXITY: &str = "O(n), where n is the capacity";
+
+/// Every command, with the flags, arity, key access and documentation Redis shows for it.
+fn commands() -> Vec<CommandSpec> {
+    use KeyAccess::{Read, Write};
+    let spec = |name, entry, flags, arity, key, summary, complexity| CommandSpec {
+        name,
+        entry,
+        flags,
+        arity,
+        key,
+        summary,
+        complexity,
+        since: "1.0.0",
+    };
+    vec![
+        spec("bf.reserve", command_entry!(bf::reserve), "write deny-oom", -4, Write,
+            "Creates a new Bloom Filter", "O(1)"),
+        spec("bf.add", command_entry!(bf::add), "write deny-oom", 3, Write,
+            "Adds an item to a Bloom Filter", BF_ADD_COMPLEXITY),
+        spec("bf.madd", command_entry!(bf::madd), "write deny-oom", -3, Write,
+            BF_MADD_SUMMARY, BF_MULTI_COMPLEXITY),
+        spec("bf.insert", command_entry!(bf::insert), "write deny-oom", -4, Write,
+            BF_MADD_SUMMARY, BF_MULTI_COMPLEXITY),
+        spec("bf.exists", command_entry!(bf::exists), "readonly fast", 3, Read,
+            "Checks whether an item exists in a Bloom Filter", BF_ADD_COMPLEXITY),
+        spec("bf.mexists", command_entry!(bf::mexists), "readonly fast", -3, Read,
+            "Checks whether one or more items exist in a Bloom Filter", BF_MULTI_COMPLEXITY),
+        spec("bf.info", command_entry!(bf::info), "readonly fast", -2, Read,
+            "Returns information about a Bloom Filter", "O(1)"),
+        CommandSpec {
+            since: "2.4.4",
+            ..spec("bf.card", command_entry!(bf::card), "readonly fast", 2, Read,
+                "Returns the cardinality of a Bloom filter", "O(1)")
+        },
+        spec("bf.debug", command_entry!(bf::debug), "readonly fast", 2, Read,
+            "Returns internal debug information about a Bloom Filter",
+            "O(n), where n is the number of sub-filters"),
+        spec("bf.scandump", command_entry!(bf::scandump), "readonly fast", 3, Read,
+            SCANDUMP_SUMMARY, CAPACITY_COMPLEXITY),
+        spec("bf.loadchunk", command_entry!(bf::loadchunk), "write deny-oom", 4, Write,
+            LOADCHUNK_SUMMARY, CAPACITY_COMPLEXITY),
+    ]
+}
+
+fn init(ctx: &Context, args: &[RedisString]) -> Status {
+    let args: Vec<Vec<u8>> = args.iter().map(|a| a.as_slice().to_vec()).collect();
+    if let Err(message) = redis::config::apply_load_args(&args) {
+        ctx.log_warning(&message);
+        return Status::Err;
+    }
+    ctx.set_module_options(redis_module::ModuleOptions::HANDLE_IO_ERRORS);
+    for spec in commands() {
+        if let Err(message) = register_command(ctx, &spec) {
+            ctx.log_warning(&message);
+            return Status::Err;
+        }
+    }
+    ctx.log_notice(&format!(
+        "redbloom {} loaded (RedisBloom 2.4.20 compatible)",
+        env!("CARGO_PKG_VERSION")
+    ));
+    Status::Ok
+}
+
+redis_module! {
+    name: "bf",
+    version: MODULE_VERSION,
+    allocator: (redis::ffi::ModuleAllocator, redis::ffi::ModuleAllocator),
+    data_types: [BLOOM_TYPE],
+    init: init,
+}
+
+use redis::types::BLOOM_TYPE;

@@ -8,6 +8,7 @@ pub mod chain;
 pub mod bloom_dump;
 pub mod fmt;
 pub mod hash;
+pub mod rdb;
 
 use std::collections::TryReserveError;
 

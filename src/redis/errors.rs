@@ -1,0 +1,38 @@
+//! Every literal error reply, defined once. The texts are RedisBloom 2.4.20's, byte for byte
+//! (some have no `ERR` prefix, one ends in a space): clients match on them.
+
+// Shared key lookup errors.
+pub const NOT_FOUND: &str = "ERR not found";
+pub const ITEM_EXISTS: &str = "ERR item exists";
+
+// Creation and growth (HEAD's hardening: fallible allocation, and redbloom's ceiling).
+pub const INSUFFICIENT_MEMORY_TO_CREATE: &str = "ERR Insufficient memory to create filter";
+pub const PROBLEM_INSERTING: &str = "ERR problem inserting into filter";
+pub const TOO_LARGE: &str = "ERR filter would exceed the max-filter-bytes limit";
+
+// BF.RESERVE
+pub const BAD_ERROR_RATE: &str = "ERR bad error rate";
+pub const ERROR_RATE_RANGE: &str = "ERR (0 < error rate range < 1) ";
+pub const BAD_CAPACITY: &str = "ERR bad capacity";
+pub const CAPACITY_RANGE: &str = "ERR (capacity should be larger than 0)";
+pub const NO_EXPANSION: &str = "ERR no expansion";
+pub const NONSCALING_CANNOT_EXPAND: &str = "Nonscaling filters cannot expand";
+pub const BAD_EXPANSION: &str = "ERR bad expansion";
+pub const EXPANSION_RANGE: &str = "ERR expansion must be in the range [0, 32768]";
+pub const COULD_NOT_CREATE_BF: &str = "ERR could not create filter";
+
+// BF.ADD / BF.MADD / BF.INSERT
+pub const NONSCALING_FULL: &str = "ERR non scaling filter is full";
+pub const INSERT_BAD_ERROR_RATE: &str = "Bad error rate";
+pub const INSERT_BAD_EXPANSION: &str = "Bad expansion";
+pub const INSERT_BAD_CAPACITY: &str = "Bad capacity";
+pub const UNKNOWN_ARGUMENT: &str = "Unknown argument received";
+pub const BAD_ARGUMENT: &str = "Bad argument received";
+
+// BF.INFO, BF.SCANDUMP, BF.LOADCHUNK
+pub const INVALID_INFO_VALUE: &str = "Invalid information value";
+pub const SCANDUMP_NOT_NUMERIC: &str = "Second argument must be numeric";
+pub const LOADCHUNK_NOT_NUMERIC: &str = "ERR Second argument must be numeric";
+pub const RECEIVED_BAD_DATA: &str = "ERR received bad data";
+pub const NO_LINK_FOUND: &str = "ERR invalid offset - no link found";
+pub const CHUNK_TOO_BIG: &str = "ERR invalid chunk - Too big for current filter";

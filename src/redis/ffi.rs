@@ -1,0 +1,463 @@
+//! The one place with `unsafe`: module-API calls the `redis-module` crate has no safe
+//! wrapper for (key access by type, argument parsing without copies, type callbacks,
+//! AOF emission, command info, the allocator). Everything above this file is safe Rust.
+
+use crate::filter::rdb::{FieldReader, FieldWriter};
+use redis_module::native_types::RedisType;
+use redis_module::{raw, Context, RedisError, RedisResult, RedisValue};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::ffi::{c_char, c_int, c_void, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr;
+
+// ---------------------------------------------------------------------------------------
+// Allocator
+
+/// Redis' allocator once the module is loaded (so `used_memory`, `maxmemory` and MEMORY
+/// USAGE see filters), the system allocator before that and in tests and benchmarks.
+/// Uses `RedisModule_TryAlloc` where the server has it, so a refused allocation is an
+/// error the caller handles rather than a server abort.
+pub struct ModuleAllocator;
+
+fn redis_size(layout: Layout) -> usize {
+    // jemalloc aligns a block to its size class; rounding the size up to the alignment
+    // gives the alignment the layout asks for (as the redis-module crate does).
+    (layout.size() + layout.align() - 1) & !(layout.align() - 1)
+}
+
+unsafe impl GlobalAlloc for ModuleAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        match (raw::RedisModule_TryAlloc, raw::RedisModule_Alloc) {
+            (Some(try_alloc), _) => try_alloc(redis_size(layout)).cast(),
+            (None, Some(alloc)) => alloc(redis_size(layout)).cast(),
+            (None, None) => System.alloc(layout),
+        }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        match raw::RedisModule_Alloc {
+            Some(_) => {
+                let p = self.alloc(layout);
+                if !p.is_null() {
+                    ptr::write_bytes(p, 0, layout.size());
+                }
+                p
+            }
+            None => System.alloc_zeroed(layout),
+        }
+    }
+
+    unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
+        match raw::RedisModule_Free {
+            Some(free) => free(p.cast()),
+            None => System.dealloc(p, layout),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Arguments
+
+/// A command's arguments, borrowed from Redis without copying or reference counting.
+pub struct Args<'a> {
+    argv: &'a [*mut raw::RedisModuleString],
+}
+
+impl<'a> Args<'a> {
+    pub fn len(&self) -> usize {
+        self.argv.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.argv.is_empty()
+    }
+
+    /// The bytes of argument `i`.
+    pub fn bytes(&self, i: usize) -> &'a [u8] {
+        let mut len = 0usize;
+        unsafe {
+            let p = raw::RedisModule_StringPtrLen.unwrap()(self.argv[i], &mut len);
+            std::slice::from_raw_parts(p.cast::<u8>(), len)
+        }
+    }
+
+    /// Argument `i` as Redis parses a 64-bit integer (rejects "+5", "010", spaces, ...).
+    pub fn integer(&self, i: usize) -> Option<i64> {
+        let mut value: std::os::raw::c_longlong = 0;
+        let status = unsafe { raw::RedisModule_StringToLongLong.unwrap()(self.argv[i], &mut value) };
+        (status == raw::REDISMODULE_OK as c_int).then_some(value)
+    }
+
+    /// Argument `i` as Redis parses a double (accepts "inf" and exponents, rejects "nan").
+    pub fn double(&self, i: usize) -> Option<f64> {
+        let mut value = 0f64;
+        let status = unsafe { raw::RedisModule_StringToDouble.unwrap()(self.argv[i], &mut value) };
+        (status == raw::REDISMODULE_OK as c_int).then_some(value)
+    }
+
+    pub(crate) fn raw(&self, i: usize) -> *mut raw::RedisModuleString {
+        self.argv[i]
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Keys
+
+/// What a key holds, as far as one filter type is concerned.
+pub enum KeyState<'k, T> {
+    Empty,
+    Ours(&'k mut T),
+    /// Another Redis type, or another module type.
+    Other,
+}
+
+/// An open key; closed on drop.
+pub struct Key {
+    handle: *mut raw::RedisModuleKey,
+}
+
+impl Key {
+    /// Opens argument `i` of `args` for reading, or for reading and writing.
+    pub fn open(ctx: &Context, args: &Args, i: usize, write: bool) -> Key {
+        let mode = if write {
+            raw::REDISMODULE_READ | raw::REDISMODULE_WRITE
+        } else {
+            raw::REDISMODULE_READ
+        };
+        let handle =
+            unsafe { raw::RedisModule_OpenKey.unwrap()(ctx.ctx, args.raw(i), mode as c_int) };
+        Key {
+            handle: handle.cast(),
+        }
+    }
+
+    pub fn state<T>(&self, of: &RedisType) -> KeyState<'_, T> {
+        if self.handle.is_null() {
+            return KeyState::Empty;
+        }
+        unsafe {
+            let key_type = raw::RedisModule_KeyType.unwrap()(self.handle);
+            if key_type == raw::REDISMODULE_KEYTYPE_EMPTY as c_int {
+                return KeyState::Empty;
+            }
+            if key_type != raw::REDISMODULE_KEYTYPE_MODULE as c_int
+                || raw::RedisModule_ModuleTypeGetType.unwrap()(self.handle) != *of.raw_type.borrow()
+            {
+                return KeyState::Other;
+            }
+            let value = raw::RedisModule_ModuleTypeGetValue.unwrap()(self.handle).cast::<T>();
+            match value.as_mut() {
+                Some(value) => KeyState::Ours(value),
+                None => KeyState::Other,
+            }
+        }
+    }
+
+    /// Stores a new value in an empty key opened for writing; returns it for further use.
+    pub fn set<T>(&self, of: &RedisType, value: Box<T>) -> Result<&mut T, RedisError> {
+        let raw_value = Box::into_raw(value);
+        let status = unsafe {
+            raw::RedisModule_ModuleTypeSetValue.unwrap()(
+                self.handle,
+                *of.raw_type.borrow(),
+                raw_value.cast(),
+            )
+        };
+        if status == raw::REDISMODULE_OK as c_int {
+            Ok(unsafe { &mut *raw_value })
+        } else {
+            drop(unsafe { Box::from_raw(raw_value) });
+            Err(RedisError::Str("ERR could not store the filter"))
+        }
+    }
+}
+
+impl Drop for Key {
+    fn drop(&mut self) {
+        if !self.handle.is_null() {
+            unsafe { raw::RedisModule_CloseKey.unwrap()(self.handle) };
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Commands
+
+pub type Handler = fn(&Context, &Args) -> RedisResult;
+
+/// Runs a command handler; a panic becomes an error reply instead of crossing into Redis.
+pub fn run_command(
+    ctx: *mut raw::RedisModuleCtx,
+    argv: *mut *mut raw::RedisModuleString,
+    argc: c_int,
+    handler: Handler,
+) -> c_int {
+    let context = Context::new(ctx);
+    let argv = if argv.is_null() || argc <= 0 {
+        &[][..]
+    } else {
+        unsafe { std::slice::from_raw_parts(argv, argc as usize) }
+    };
+    let args = Args { argv };
+    let reply = catch_unwind(AssertUnwindSafe(|| handler(&context, &args))).unwrap_or_else(|_| {
+        context.log_warning("redbloom: a command failed internally; no data was changed after the failure point");
+        Err(RedisError::Str("ERR internal error in redbloom"))
+    });
+    context.reply(reply) as c_int
+}
+
+/// Declares an `extern "C"` entry point for a handler.
+#[macro_export]
+macro_rules! command_entry {
+    ($handler:path) => {{
+        extern "C" fn entry(
+            ctx: *mut redis_module::raw::RedisModuleCtx,
+            argv: *mut *mut redis_module::raw::RedisModuleString,
+            argc: std::ffi::c_int,
+        ) -> std::ffi::c_int {
+            $crate::redis::ffi::run_command(ctx, argv, argc, $handler)
+        }
+        entry as $crate::redis::ffi::CommandFn
+    }};
+}
+
+pub type CommandFn = extern "C" fn(
+    *mut raw::RedisModuleCtx,
+    *mut *mut raw::RedisModuleString,
+    c_int,
+) -> c_int;
+
+/// How a command touches its key (key specs: cluster routing, ACL key permissions).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum KeyAccess {
+    Read,
+    Write,
+}
+
+/// Everything Redis is told about one command.
+pub struct CommandSpec {
+    pub name: &'static str,
+    pub entry: CommandFn,
+    pub flags: &'static str,
+    pub arity: i32,
+    pub key: KeyAccess,
+    pub summary: &'static str,
+    pub complexity: &'static str,
+    pub since: &'static str,
+}
+
+static COMMAND_INFO_VERSION: raw::RedisModuleCommandInfoVersion =
+    raw::RedisModuleCommandInfoVersion {
+        version: 1,
+        sizeof_historyentry: std::mem::size_of::<raw::RedisModuleCommandHistoryEntry>(),
+        sizeof_keyspec: std::mem::size_of::<raw::RedisModuleCommandKeySpec>(),
+        sizeof_arg: std::mem::size_of::<raw::RedisModuleCommandArg>(),
+    };
+
+/// Registers a command (key at argument 1) and, where the server has the API, its arity,
+/// key spec and documentation.
+pub fn register_command(ctx: &Context, spec: &CommandSpec) -> Result<(), String> {
+    let name = CString::new(spec.name).map_err(|e| e.to_string())?;
+    let flags = CString::new(spec.flags).map_err(|e| e.to_string())?;
+    let status = unsafe {
+        raw::RedisModule_CreateCommand.unwrap()(
+            ctx.ctx,
+            name.as_ptr(),
+            Some(spec.entry),
+            flags.as_ptr(),
+            1,
+            1,
+            1,
+        )
+    };
+    if status != raw::REDISMODULE_OK as c_int {
+        return Err(format!("could not register {}", spec.name));
+    }
+    let (Some(get_command), Some(set_info)) =
+        (unsafe { (raw::RedisModule_GetCommand, raw::RedisModule_SetCommandInfo) })
+    else {
+        return Ok(());
+    };
+    let command = unsafe { get_command(ctx.ctx, name.as_ptr()) };
+    if command.is_null() {
+        return Err(format!("could not find {} after registering it", spec.name));
+    }
+    let key_flags = match spec.key {
+        KeyAccess::Read => raw::REDISMODULE_CMD_KEY_RO | raw::REDISMODULE_CMD_KEY_ACCESS,
+        KeyAccess::Write => raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_UPDATE,
+    };
+    let mut key_specs: [raw::RedisModuleCommandKeySpec; 2] = unsafe { std::mem::zeroed() };
+    key_specs[0].flags = u64::from(key_flags);
+    key_specs[0].begin_search_type = raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INDEX;
+    key_specs[0].bs.index.pos = 1;
+    key_specs[0].find_keys_type = raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_RANGE;
+    key_specs[0].fk.range.lastkey = 0;
+    key_specs[0].fk.range.keystep = 1;
+    key_specs[0].fk.range.limit = 0;
+    let summary = CString::new(spec.summary).map_err(|e| e.to_string())?;
+    let complexity = CString::new(spec.complexity).map_err(|e| e.to_string())?;
+    let since = CString::new(spec.since).map_err(|e| e.to_string())?;
+    let info = raw::RedisModuleCommandInfo {
+        version: &COMMAND_INFO_VERSION,
+        summary: summary.as_ptr(),
+        complexity: complexity.as_ptr(),
+        since: since.as_ptr(),
+        history: ptr::null_mut(),
+        tips: ptr::null(),
+        arity: spec.arity,
+        key_specs: key_specs.as_mut_ptr(),
+        args: ptr::null_mut(),
+    };
+    if unsafe { set_info(command, &info) } != raw::REDISMODULE_OK as c_int {
+        return Err(format!("could not set the command info of {}", spec.name));
+    }
+    Ok(())
+}
+
+/// Replies with an array of integers without building an intermediate vector of values.
+pub fn reply_integers(ctx: &Context, values: impl ExactSizeIterator<Item = i64>) -> RedisResult {
+    unsafe {
+        raw::RedisModule_ReplyWithArray.unwrap()(ctx.ctx, values.len() as std::os::raw::c_long);
+        for v in values {
+            raw::RedisModule_ReplyWithLongLong.unwrap()(ctx.ctx, v);
+        }
+    }
+    Ok(RedisValue::NoReply)
+}
+
+// ---------------------------------------------------------------------------------------
+// Data types: RDB, AOF, memory
+
+/// A filter stored in Redis keys as a module type.
+pub trait ModuleValue: Sized {
+    /// Writes the value in the type's current encoding.
+    fn rdb_save(&self, rdb: &mut RdbWriter);
+    /// Reads a value of encoding `encver`; `None` fails the load cleanly.
+    fn rdb_load(rdb: &mut RdbReader, encver: i32) -> Option<Self>;
+    /// Emits commands that rebuild the value.
+    fn aof_rewrite(&self, aof: &mut AofWriter);
+    /// The figure MEMORY USAGE reports.
+    fn mem_usage(&self) -> usize;
+}
+
+/// Reads module values from an RDB stream; every read reports I/O errors.
+pub struct RdbReader {
+    io: *mut raw::RedisModuleIO,
+}
+
+impl FieldReader for RdbReader {
+    fn unsigned(&mut self) -> Option<u64> {
+        raw::load_unsigned(self.io).ok()
+    }
+    fn double(&mut self) -> Option<f64> {
+        raw::load_double(self.io).ok()
+    }
+    fn buffer(&mut self) -> Option<Vec<u8>> {
+        let buffer = raw::load_string_buffer(self.io).ok()?;
+        let bytes = buffer.as_ref();
+        let mut out = Vec::new();
+        out.try_reserve_exact(bytes.len()).ok()?;
+        out.extend_from_slice(bytes);
+        Some(out)
+    }
+}
+
+pub struct RdbWriter {
+    io: *mut raw::RedisModuleIO,
+}
+
+impl FieldWriter for RdbWriter {
+    fn unsigned(&mut self, v: u64) {
+        raw::save_unsigned(self.io, v);
+    }
+    fn double(&mut self, v: f64) {
+        raw::save_double(self.io, v);
+    }
+    fn buffer(&mut self, v: &[u8]) {
+        raw::save_slice(self.io, v);
+    }
+}
+
+/// Emits the commands of an AOF rewrite for one key.
+pub struct AofWriter {
+    io: *mut raw::RedisModuleIO,
+    key: *mut raw::RedisModuleString,
+}
+
+impl AofWriter {
+    /// Emits `<command> <key> <position> <data>`.
+    pub fn emit_chunk(&mut self, command: &'static std::ffi::CStr, position: i64, data: &[u8]) {
+        unsafe {
+            raw::RedisModule_EmitAOF.unwrap()(
+                self.io,
+                command.as_ptr(),
+                c"slb".as_ptr(),
+                self.key,
+                position as std::os::raw::c_longlong,
+                data.as_ptr().cast::<c_char>(),
+                data.len(),
+            );
+        }
+    }
+}
+
+pub extern "C" fn rdb_load<T: ModuleValue>(io: *mut raw::RedisModuleIO, encver: c_int) -> *mut c_void {
+    let loaded = catch_unwind(AssertUnwindSafe(|| T::rdb_load(&mut RdbReader { io }, encver)));
+    match loaded {
+        Ok(Some(value)) => Box::into_raw(Box::new(value)).cast(),
+        _ => ptr::null_mut(),
+    }
+}
+
+pub extern "C" fn rdb_save<T: ModuleValue>(io: *mut raw::RedisModuleIO, value: *mut c_void) {
+    let Some(value) = (unsafe { value.cast::<T>().as_ref() }) else {
+        return;
+    };
+    let _ = catch_unwind(AssertUnwindSafe(|| value.rdb_save(&mut RdbWriter { io })));
+}
+
+pub extern "C" fn aof_rewrite<T: ModuleValue>(
+    io: *mut raw::RedisModuleIO,
+    key: *mut raw::RedisModuleString,
+    value: *mut c_void,
+) {
+    let Some(value) = (unsafe { value.cast::<T>().as_ref() }) else {
+        return;
+    };
+    let _ = catch_unwind(AssertUnwindSafe(|| value.aof_rewrite(&mut AofWriter { io, key })));
+}
+
+pub extern "C" fn mem_usage<T: ModuleValue>(value: *const c_void) -> usize {
+    unsafe { value.cast::<T>().as_ref() }.map_or(0, T::mem_usage)
+}
+
+pub extern "C" fn free<T>(value: *mut c_void) {
+    if !value.is_null() {
+        drop(unsafe { Box::from_raw(value.cast::<T>()) });
+    }
+}
+
+/// The callback table of a module type whose values are `T`.
+pub const fn type_methods<T: ModuleValue>() -> raw::RedisModuleTypeMethods {
+    raw::RedisModuleTypeMethods {
+        version: raw::REDISMODULE_TYPE_METHOD_VERSION as u64,
+        rdb_load: Some(rdb_load::<T>),
+        rdb_save: Some(rdb_save::<T>),
+        aof_rewrite: Some(aof_rewrite::<T>),
+        mem_usage: Some(mem_usage::<T>),
+        digest: None,
+        free: Some(free::<T>),
+        aux_load: None,
+        aux_save: None,
+        aux_save_triggers: 0,
+        free_effort: None,
+        unlink: None,
+        copy: None,
+        defrag: None,
+        mem_usage2: None,
+        free_effort2: None,
+        unlink2: None,
+        copy2: None,
+        aux_save2: None,
+    }
+}

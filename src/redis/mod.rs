@@ -1,0 +1,8 @@
+//! The Redis layer: argument parsing, replies and data-type callbacks over the core.
+
+pub mod args;
+pub mod bf;
+pub mod config;
+pub mod errors;
+pub mod ffi;
+pub mod types;

@@ -1,0 +1,35 @@
+//! The module data types and how each filter is persisted.
+
+use super::ffi::{type_methods, AofWriter, ModuleValue, RdbReader, RdbWriter};
+use crate::filter::bloom_dump;
+use crate::filter::chain::Chain;
+use crate::filter::rdb;
+use redis_module::native_types::RedisType;
+
+/// RedisBloom's Bloom filter type: same name and encoding, so RDB files move both ways.
+pub static BLOOM_TYPE: RedisType =
+    RedisType::new("MBbloom--", rdb::BLOOM_ENCODING, type_methods::<Chain>());
+
+impl ModuleValue for Chain {
+    fn rdb_save(&self, out: &mut RdbWriter) {
+        rdb::save_chain(self, out);
+    }
+
+    fn rdb_load(input: &mut RdbReader, encver: i32) -> Option<Self> {
+        rdb::load_chain(input, encver)
+    }
+
+    /// A LOADCHUNK sequence, exactly what SCANDUMP would return (COMPAT §4.4).
+    fn aof_rewrite(&self, aof: &mut AofWriter) {
+        aof.emit_chunk(c"BF.LOADCHUNK", 1, &bloom_dump::header(self));
+        let mut iter = 1;
+        while let Some((next, data)) = bloom_dump::chunk(self, iter) {
+            aof.emit_chunk(c"BF.LOADCHUNK", next, data);
+            iter = next;
+        }
+    }
+
+    fn mem_usage(&self) -> usize {
+        self.mem_usage() as usize
+    }
+}
