@@ -25,7 +25,8 @@ pub const MODULE_VERSION: i32 = {
         + parse(env!("CARGO_PKG_VERSION_PATCH"))
 };
 
-const BF_ADD_COMPLEXITY: &str = "O(k), where k is the number of hash functions used by the last sub-filter";
+const BF_ADD_COMPLEXITY: &str =
+    "O(k), where k is the number of hash functions used by the last sub-filter";
 const BF_MULTI_COMPLEXITY: &str =
     "O(k * n), where k is the number of hash functions and n is the number of items";
 const BF_MADD_SUMMARY: &str =
@@ -48,32 +49,108 @@ fn commands() -> Vec<CommandSpec> {
         since: "1.0.0",
     };
     vec![
-        spec("bf.reserve", command_entry!(bf::reserve), "write deny-oom", -4, Write,
-            "Creates a new Bloom Filter", "O(1)"),
-        spec("bf.add", command_entry!(bf::add), "write deny-oom", 3, Write,
-            "Adds an item to a Bloom Filter", BF_ADD_COMPLEXITY),
-        spec("bf.madd", command_entry!(bf::madd), "write deny-oom", -3, Write,
-            BF_MADD_SUMMARY, BF_MULTI_COMPLEXITY),
-        spec("bf.insert", command_entry!(bf::insert), "write deny-oom", -4, Write,
-            BF_MADD_SUMMARY, BF_MULTI_COMPLEXITY),
-        spec("bf.exists", command_entry!(bf::exists), "readonly fast", 3, Read,
-            "Checks whether an item exists in a Bloom Filter", BF_ADD_COMPLEXITY),
-        spec("bf.mexists", command_entry!(bf::mexists), "readonly fast", -3, Read,
-            "Checks whether one or more items exist in a Bloom Filter", BF_MULTI_COMPLEXITY),
-        spec("bf.info", command_entry!(bf::info), "readonly fast", -2, Read,
-            "Returns information about a Bloom Filter", "O(1)"),
+        spec(
+            "bf.reserve",
+            command_entry!(bf::reserve),
+            "write deny-oom",
+            -4,
+            Write,
+            "Creates a new Bloom Filter",
+            "O(1)",
+        ),
+        spec(
+            "bf.add",
+            command_entry!(bf::add),
+            "write deny-oom",
+            3,
+            Write,
+            "Adds an item to a Bloom Filter",
+            BF_ADD_COMPLEXITY,
+        ),
+        spec(
+            "bf.madd",
+            command_entry!(bf::madd),
+            "write deny-oom",
+            -3,
+            Write,
+            BF_MADD_SUMMARY,
+            BF_MULTI_COMPLEXITY,
+        ),
+        spec(
+            "bf.insert",
+            command_entry!(bf::insert),
+            "write deny-oom",
+            -4,
+            Write,
+            BF_MADD_SUMMARY,
+            BF_MULTI_COMPLEXITY,
+        ),
+        spec(
+            "bf.exists",
+            command_entry!(bf::exists),
+            "readonly fast",
+            3,
+            Read,
+            "Checks whether an item exists in a Bloom Filter",
+            BF_ADD_COMPLEXITY,
+        ),
+        spec(
+            "bf.mexists",
+            command_entry!(bf::mexists),
+            "readonly fast",
+            -3,
+            Read,
+            "Checks whether one or more items exist in a Bloom Filter",
+            BF_MULTI_COMPLEXITY,
+        ),
+        spec(
+            "bf.info",
+            command_entry!(bf::info),
+            "readonly fast",
+            -2,
+            Read,
+            "Returns information about a Bloom Filter",
+            "O(1)",
+        ),
         CommandSpec {
             since: "2.4.4",
-            ..spec("bf.card", command_entry!(bf::card), "readonly fast", 2, Read,
-                "Returns the cardinality of a Bloom filter", "O(1)")
+            ..spec(
+                "bf.card",
+                command_entry!(bf::card),
+                "readonly fast",
+                2,
+                Read,
+                "Returns the cardinality of a Bloom filter",
+                "O(1)",
+            )
         },
-        spec("bf.debug", command_entry!(bf::debug), "readonly fast", 2, Read,
+        spec(
+            "bf.debug",
+            command_entry!(bf::debug),
+            "readonly fast",
+            2,
+            Read,
             "Returns internal debug information about a Bloom Filter",
-            "O(n), where n is the number of sub-filters"),
-        spec("bf.scandump", command_entry!(bf::scandump), "readonly fast", 3, Read,
-            SCANDUMP_SUMMARY, CAPACITY_COMPLEXITY),
-        spec("bf.loadchunk", command_entry!(bf::loadchunk), "write deny-oom", 4, Write,
-            LOADCHUNK_SUMMARY, CAPACITY_COMPLEXITY),
+            "O(n), where n is the number of sub-filters",
+        ),
+        spec(
+            "bf.scandump",
+            command_entry!(bf::scandump),
+            "readonly fast",
+            3,
+            Read,
+            SCANDUMP_SUMMARY,
+            CAPACITY_COMPLEXITY,
+        ),
+        spec(
+            "bf.loadchunk",
+            command_entry!(bf::loadchunk),
+            "write deny-oom",
+            4,
+            Write,
+            LOADCHUNK_SUMMARY,
+            CAPACITY_COMPLEXITY,
+        ),
     ]
 }
 

@@ -287,7 +287,10 @@ mod tests {
         // 100 entries at 0.01: 958.5 bits wanted → 2^10 bits, extra capacity for the rest.
         let s = LinkShape::new(100, 0.01, 0).unwrap();
         assert_eq!((s.n2, s.bits, s.bytes), (10, 1024, 128));
-        assert_eq!(s.entries, 100 + ((1024.0 - 100.0 * s.bpe) as u64 as f64 / s.bpe) as u64);
+        assert_eq!(
+            s.entries,
+            100 + ((1024.0 - 100.0 * s.bpe) as u64 as f64 / s.bpe) as u64
+        );
         assert_eq!(binary_exponent(958.5), 9);
         assert_eq!(binary_exponent(1.0), 0);
         assert_eq!(binary_exponent(0.75), -1);

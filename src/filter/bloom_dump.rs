@@ -216,7 +216,10 @@ mod tests {
              4af7d49edef0184005000000 0a0000000000000000"
                 .replace(' ', "")
         );
-        assert_eq!(chunks(&chain), vec![(9, vec![1, 8, 0, 0x80, 0, 4, 0x20, 0])]);
+        assert_eq!(
+            chunks(&chain),
+            vec![(9, vec![1, 8, 0, 0x80, 0, 4, 0x20, 0])]
+        );
 
         let chain = filter_with(0.01, 100, &["hello"]);
         assert_eq!(
@@ -273,7 +276,10 @@ mod tests {
         let mut chain = Chain::new(5, 0.01, 2, true, u64::MAX).unwrap();
         for item in refs {
             let pair = chain.hash(item.as_bytes());
-            assert_ne!(chain.add(pair, u64::MAX), AddOutcome::GrowFailed(crate::filter::bloom::LinkError::Invalid));
+            assert_ne!(
+                chain.add(pair, u64::MAX),
+                AddOutcome::GrowFailed(crate::filter::bloom::LinkError::Invalid)
+            );
         }
         assert!(chain.links.len() >= 2);
         let good = header(&chain);
@@ -299,11 +305,20 @@ mod tests {
         // Consistent but beyond the ceiling.
         assert_eq!(chain_from_header(&good, 100), Err(DumpError::BadData));
         // Lengths and counts.
-        assert_eq!(chain_from_header(&good[..19], u64::MAX), Err(DumpError::BadData));
-        assert_eq!(chain_from_header(&good[..good.len() - 1], u64::MAX), Err(DumpError::BadData));
+        assert_eq!(
+            chain_from_header(&good[..19], u64::MAX),
+            Err(DumpError::BadData)
+        );
+        assert_eq!(
+            chain_from_header(&good[..good.len() - 1], u64::MAX),
+            Err(DumpError::BadData)
+        );
         let mut h = good.clone();
         h[8..12].fill(0);
-        assert_eq!(chain_from_header(&h[..20], u64::MAX), Err(DumpError::BadData));
+        assert_eq!(
+            chain_from_header(&h[..20], u64::MAX),
+            Err(DumpError::BadData)
+        );
         // n2 beyond 63, and n2 larger than the bit count allows.
         let last = good.len() - 1;
         assert_eq!(corrupt(last..last + 1, 64), Err(DumpError::BadData));
@@ -315,14 +330,23 @@ mod tests {
     #[test]
     fn chunk_checks_of_compat() {
         let mut chain = filter_with(0.01, 10, &["a"]);
-        assert_eq!(load_chunk(&mut chain, i64::MIN, b"1"), Err(DumpError::BadData));
-        assert_eq!(load_chunk(&mut chain, 922337203685477588, b"1"), Err(DumpError::NoLink));
+        assert_eq!(
+            load_chunk(&mut chain, i64::MIN, b"1"),
+            Err(DumpError::BadData)
+        );
+        assert_eq!(
+            load_chunk(&mut chain, 922337203685477588, b"1"),
+            Err(DumpError::NoLink)
+        );
         assert_eq!(load_chunk(&mut chain, 4, &[0; 37]), Err(DumpError::BadData));
         assert_eq!(load_chunk(&mut chain, 4, b"abcd"), Err(DumpError::NoLink));
         assert_eq!(load_chunk(&mut chain, 17, &[0; 17]), Err(DumpError::NoLink));
         assert_eq!(load_chunk(&mut chain, 18, &[0; 17]), Err(DumpError::TooBig));
         assert_eq!(load_chunk(&mut chain, 0, b""), Err(DumpError::BadData));
-        assert_eq!(load_chunk(&mut chain, i64::MAX, &[]), Err(DumpError::NoLink));
+        assert_eq!(
+            load_chunk(&mut chain, i64::MAX, &[]),
+            Err(DumpError::NoLink)
+        );
         let before = chain.clone();
         assert_eq!(load_chunk(&mut chain, 5, b"abcd"), Ok(()));
         assert_eq!(&chain.links[0].data[..4], b"abcd");

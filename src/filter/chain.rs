@@ -50,7 +50,10 @@ impl Chain {
             options |= OPT_NO_SCALING;
         }
         let shape = LinkShape::new(capacity, link_error, options)?;
-        let link = Link::new(shape, max_bytes.saturating_sub(CHAIN_OVERHEAD + LINK_OVERHEAD))?;
+        let link = Link::new(
+            shape,
+            max_bytes.saturating_sub(CHAIN_OVERHEAD + LINK_OVERHEAD),
+        )?;
         Ok(Chain {
             items: 0,
             links: vec![link],
@@ -112,7 +115,9 @@ impl Chain {
         let entries = newest.entries.wrapping_mul(u64::from(self.growth));
         let shape = LinkShape::new(entries, newest.error * 0.5, self.options)?;
         let room = max_bytes.saturating_sub(self.mem_usage() + LINK_OVERHEAD);
-        self.links.try_reserve(1).map_err(|_| LinkError::OutOfMemory)?;
+        self.links
+            .try_reserve(1)
+            .map_err(|_| LinkError::OutOfMemory)?;
         self.links.push(Link::new(shape, room)?);
         Ok(())
     }

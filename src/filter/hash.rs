@@ -63,14 +63,70 @@ mod tests {
 
     /// COMPAT §5.5: (input, bloom a, bloom b, cuckoo hash, m2 seed 0x9747b28c, m2 seed a32).
     const VECTORS: &[(&[u8], u64, u64, u64, u32, u32)] = &[
-        (b"", 0x1ab11ea5a7b2c56e, 0xbbddcb5ab56dd547, 0x0000000000000000, 0x106e08d9, 0x456d9087),
-        (b"a", 0x4292cee227b9150a, 0x7e9b527031f50c11, 0x071717d2d36b6b11, 0xa2d0b27c, 0x2e36e8b4),
-        (b"hello", 0x5ba5b8a59803e699, 0xa7d451d588a0c2a4, 0x1e68d17c457bf117, 0x7f1ddbbd, 0xed999d2d),
-        (b"user:12345", 0xd6ae6736a19559d0, 0xc80c78776d37c2fd, 0xc0214ccfd47f713f, 0x4715e430, 0xb040ea82),
-        (b"item1", 0xa053790e072b2e8b, 0x707e5d60182eb075, 0x7930a108c52a9032, 0xfb5a68e6, 0xd565ab38),
-        (b"foo", 0x822b4f99b121f10d, 0x9d63d52a557f61c2, 0xcdde38358fd25b01, 0x23a256d0, 0x9fbc0655),
-        (b"abcdefgh", 0xd435df7a565a8af1, 0xbf3d673c0b1029cf, 0xafdb0257ff41aa98, 0xc70d55dd, 0xd8fd56f3),
-        (b"abcdefghi", 0xa2c004e44bd0a465, 0x28459a22cef68950, 0xc9b9d84356146ac2, 0xdb106fbe, 0x9cc85bc8),
+        (
+            b"",
+            0x1ab11ea5a7b2c56e,
+            0xbbddcb5ab56dd547,
+            0x0000000000000000,
+            0x106e08d9,
+            0x456d9087,
+        ),
+        (
+            b"a",
+            0x4292cee227b9150a,
+            0x7e9b527031f50c11,
+            0x071717d2d36b6b11,
+            0xa2d0b27c,
+            0x2e36e8b4,
+        ),
+        (
+            b"hello",
+            0x5ba5b8a59803e699,
+            0xa7d451d588a0c2a4,
+            0x1e68d17c457bf117,
+            0x7f1ddbbd,
+            0xed999d2d,
+        ),
+        (
+            b"user:12345",
+            0xd6ae6736a19559d0,
+            0xc80c78776d37c2fd,
+            0xc0214ccfd47f713f,
+            0x4715e430,
+            0xb040ea82,
+        ),
+        (
+            b"item1",
+            0xa053790e072b2e8b,
+            0x707e5d60182eb075,
+            0x7930a108c52a9032,
+            0xfb5a68e6,
+            0xd565ab38,
+        ),
+        (
+            b"foo",
+            0x822b4f99b121f10d,
+            0x9d63d52a557f61c2,
+            0xcdde38358fd25b01,
+            0x23a256d0,
+            0x9fbc0655,
+        ),
+        (
+            b"abcdefgh",
+            0xd435df7a565a8af1,
+            0xbf3d673c0b1029cf,
+            0xafdb0257ff41aa98,
+            0xc70d55dd,
+            0xd8fd56f3,
+        ),
+        (
+            b"abcdefghi",
+            0xa2c004e44bd0a465,
+            0x28459a22cef68950,
+            0xc9b9d84356146ac2,
+            0xdb106fbe,
+            0x9cc85bc8,
+        ),
     ];
 
     #[test]

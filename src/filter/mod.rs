@@ -4,8 +4,8 @@
 //! repository's docs): hashing, sizing, bit positions, SCANDUMP/LOADCHUNK layouts.
 
 pub mod bloom;
-pub mod chain;
 pub mod bloom_dump;
+pub mod chain;
 pub mod fmt;
 pub mod hash;
 pub mod rdb;

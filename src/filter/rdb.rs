@@ -199,7 +199,10 @@ mod tests {
         assert!(load(&f, 4).is_none());
         let mut f = good.clone();
         f.fields[1] = Field::Unsigned(u64::MAX);
-        assert!(load(&f, 4).is_none(), "a huge link count runs out of fields");
+        assert!(
+            load(&f, 4).is_none(),
+            "a huge link count runs out of fields"
+        );
         let mut f = good.clone();
         f.fields[5] = Field::Double(1.0);
         assert!(load(&f, 4).is_none());

@@ -270,7 +270,9 @@ pub fn mexists(ctx: &Context, args: &Args) -> RedisResult {
     reply_integers(
         ctx,
         (2..args.len()).map(|i| {
-            chain.map_or(0, |chain| i64::from(chain.contains(chain.hash(args.bytes(i)))))
+            chain.map_or(0, |chain| {
+                i64::from(chain.contains(chain.hash(args.bytes(i))))
+            })
         }),
     )
 }
@@ -303,8 +305,14 @@ pub fn info(ctx: &Context, args: &Args) -> RedisResult {
     let fields = [
         ("Capacity", RedisValue::Integer(chain.capacity() as i64)),
         ("Size", RedisValue::Integer(chain.mem_usage() as i64)),
-        ("Number of filters", RedisValue::Integer(chain.links.len() as i64)),
-        ("Number of items inserted", RedisValue::Integer(chain.items as i64)),
+        (
+            "Number of filters",
+            RedisValue::Integer(chain.links.len() as i64),
+        ),
+        (
+            "Number of items inserted",
+            RedisValue::Integer(chain.items as i64),
+        ),
         ("Expansion rate", expansion),
     ];
     if args.len() == 2 {
@@ -356,9 +364,7 @@ pub fn scandump(ctx: &Context, args: &Args) -> RedisResult {
     }
     let key = Key::open(ctx, args, 1, false);
     let chain = existing::<Chain>(&key, &BLOOM_TYPE)?;
-    let iter = args
-        .integer(2)
-        .ok_or(error(errors::SCANDUMP_NOT_NUMERIC))?;
+    let iter = args.integer(2).ok_or(error(errors::SCANDUMP_NOT_NUMERIC))?;
     let (next, data) = if iter == 0 {
         (1, bloom_dump::header(chain))
     } else {

@@ -84,7 +84,8 @@ impl<'a> Args<'a> {
     /// Argument `i` as Redis parses a 64-bit integer (rejects "+5", "010", spaces, ...).
     pub fn integer(&self, i: usize) -> Option<i64> {
         let mut value: std::os::raw::c_longlong = 0;
-        let status = unsafe { raw::RedisModule_StringToLongLong.unwrap()(self.argv[i], &mut value) };
+        let status =
+            unsafe { raw::RedisModule_StringToLongLong.unwrap()(self.argv[i], &mut value) };
         (status == raw::REDISMODULE_OK as c_int).then_some(value)
     }
 
@@ -200,7 +201,9 @@ pub fn run_command(
     };
     let args = Args { argv };
     let reply = catch_unwind(AssertUnwindSafe(|| handler(&context, &args))).unwrap_or_else(|_| {
-        context.log_warning("redbloom: a command failed internally; no data was changed after the failure point");
+        context.log_warning(
+            "redbloom: a command failed internally; no data was changed after the failure point",
+        );
         Err(RedisError::Str("ERR internal error in redbloom"))
     });
     context.reply(reply) as c_int
@@ -221,11 +224,8 @@ macro_rules! command_entry {
     }};
 }
 
-pub type CommandFn = extern "C" fn(
-    *mut raw::RedisModuleCtx,
-    *mut *mut raw::RedisModuleString,
-    c_int,
-) -> c_int;
+pub type CommandFn =
+    extern "C" fn(*mut raw::RedisModuleCtx, *mut *mut raw::RedisModuleString, c_int) -> c_int;
 
 /// How a command touches its key (key specs: cluster routing, ACL key permissions).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -288,7 +288,8 @@ pub fn register_command(ctx: &Context, spec: &CommandSpec) -> Result<(), String>
     };
     let mut key_specs: [raw::RedisModuleCommandKeySpec; 2] = unsafe { std::mem::zeroed() };
     key_specs[0].flags = u64::from(key_flags);
-    key_specs[0].begin_search_type = raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INDEX;
+    key_specs[0].begin_search_type =
+        raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INDEX;
     key_specs[0].bs.index.pos = 1;
     key_specs[0].find_keys_type = raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_RANGE;
     key_specs[0].fk.range.lastkey = 0;
@@ -401,8 +402,13 @@ impl AofWriter {
     }
 }
 
-pub extern "C" fn rdb_load<T: ModuleValue>(io: *mut raw::RedisModuleIO, encver: c_int) -> *mut c_void {
-    let loaded = catch_unwind(AssertUnwindSafe(|| T::rdb_load(&mut RdbReader { io }, encver)));
+pub extern "C" fn rdb_load<T: ModuleValue>(
+    io: *mut raw::RedisModuleIO,
+    encver: c_int,
+) -> *mut c_void {
+    let loaded = catch_unwind(AssertUnwindSafe(|| {
+        T::rdb_load(&mut RdbReader { io }, encver)
+    }));
     match loaded {
         Ok(Some(value)) => Box::into_raw(Box::new(value)).cast(),
         _ => ptr::null_mut(),
@@ -424,7 +430,9 @@ pub extern "C" fn aof_rewrite<T: ModuleValue>(
     let Some(value) = (unsafe { value.cast::<T>().as_ref() }) else {
         return;
     };
-    let _ = catch_unwind(AssertUnwindSafe(|| value.aof_rewrite(&mut AofWriter { io, key })));
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        value.aof_rewrite(&mut AofWriter { io, key })
+    }));
 }
 
 pub extern "C" fn mem_usage<T: ModuleValue>(value: *const c_void) -> usize {

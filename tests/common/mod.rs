@@ -1,0 +1,489 @@
+//! Integration-test harness: a real redis-server (or valkey-server) per test on a free
+//! loopback port, with the freshly built module loaded; a raw RESP2 connection that
+//! returns replies byte for byte; and the `redis` crate client.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU16, Ordering};
+use std::time::{Duration, Instant};
+
+/// The module under test: `REDBLOOM_MODULE` if set, else the cdylib cargo built next to
+/// this test binary.
+pub fn module_path() -> PathBuf {
+    if let Ok(path) = std::env::var("REDBLOOM_MODULE") {
+        return PathBuf::from(path);
+    }
+    let exe = std::env::current_exe().expect("test binary path");
+    let deps = exe.parent().expect("deps dir");
+    for dir in [deps, deps.parent().expect("profile dir")] {
+        let candidate = dir.join("libredbloom.so");
+        if candidate.exists() {
+            return candidate;
+        }
+    }
+    panic!("libredbloom.so not found next to {}", exe.display());
+}
+
+/// The server binary: `REDBLOOM_SERVER` (e.g. a valkey-server path) or `redis-server`.
+pub fn server_binary() -> String {
+    std::env::var("REDBLOOM_SERVER").unwrap_or_else(|_| "redis-server".to_string())
+}
+
+/// A port nobody listens on (nor on port + 10000, a cluster node's bus port), distinct
+/// across the tests of one binary and, by the process id, across test binaries.
+fn free_port() -> u16 {
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    let pid = std::process::id();
+    loop {
+        let n = u32::from(NEXT.fetch_add(1, Ordering::SeqCst));
+        let port = (20000 + (pid.wrapping_mul(61) + n) % 30000) as u16;
+        if TcpListener::bind(("127.0.0.1", port)).is_ok()
+            && TcpListener::bind(("127.0.0.1", port + 10000)).is_ok()
+        {
+            return port;
+        }
+    }
+}
+
+/// A running server; stopped (by its handle) and its directory removed on drop.
+pub struct Server {
+    pub port: u16,
+    pub dir: PathBuf,
+    child: Option<Child>,
+    extra: Vec<String>,
+    keep_dir: bool,
+}
+
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        static N: AtomicU16 = AtomicU16::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "redbloom-{tag}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+impl Server {
+    /// A server with the module and no persistence.
+    pub fn start() -> Server {
+        Server::start_with(&[])
+    }
+
+    /// A server with extra `--name value` arguments (module arguments go after
+    /// `--loadmodule` via `start_with_module_args`).
+    pub fn start_with(extra: &[&str]) -> Server {
+        let dir = TempDir::new("srv");
+        let dir_path = dir.0.clone();
+        std::mem::forget(dir);
+        Server::launch(
+            dir_path,
+            extra.iter().map(|s| s.to_string()).collect(),
+            false,
+        )
+    }
+
+    /// A server over an existing directory (e.g. one holding an RDB file), kept on drop.
+    pub fn start_in(dir: &Path, extra: &[&str]) -> Server {
+        Server::launch(
+            dir.to_path_buf(),
+            extra.iter().map(|s| s.to_string()).collect(),
+            true,
+        )
+    }
+
+    fn launch(dir: PathBuf, extra: Vec<String>, keep_dir: bool) -> Server {
+        let port = free_port();
+        let mut server = Server {
+            port,
+            dir,
+            child: None,
+            extra,
+            keep_dir,
+        };
+        server.spawn();
+        server
+    }
+
+    fn spawn(&mut self) {
+        let module = module_path();
+        let mut args: Vec<String> = vec![
+            "--port".into(),
+            self.port.to_string(),
+            "--bind".into(),
+            "127.0.0.1".into(),
+            "--dir".into(),
+            self.dir.display().to_string(),
+            "--save".into(),
+            "".into(),
+            "--appendonly".into(),
+            "no".into(),
+            "--enable-debug-command".into(),
+            "local".into(),
+            "--repl-diskless-sync-delay".into(),
+            "0".into(),
+            "--loglevel".into(),
+            "notice".into(),
+            "--logfile".into(),
+            "server.log".into(),
+        ];
+        // Module arguments, when given, are `--loadmodule path args...` as one option.
+        let module_args = self
+            .extra
+            .iter()
+            .position(|a| a == "--module-args")
+            .map(|i| self.extra[i + 1..].to_vec())
+            .unwrap_or_default();
+        let plain_extra: Vec<String> = self
+            .extra
+            .iter()
+            .take_while(|a| *a != "--module-args")
+            .cloned()
+            .collect();
+        args.extend(plain_extra);
+        args.push("--loadmodule".into());
+        args.push(module.display().to_string());
+        args.extend(module_args);
+        let child = Command::new(server_binary())
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start the server binary");
+        let pid = child.id();
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = self.child.as_mut().unwrap().try_wait().unwrap() {
+                panic!("server exited ({status}); log:\n{}", self.log());
+            }
+            if let Ok(mut conn) = RawConnection::connect(self.port) {
+                match conn.call(&["INFO", "server"]) {
+                    Reply::Bulk(Some(info)) => {
+                        let info = String::from_utf8_lossy(&info).to_string();
+                        assert!(
+                            info.contains(&format!("process_id:{pid}\r")),
+                            "port {} answered by another server",
+                            self.port
+                        );
+                        return;
+                    }
+                    Reply::Error(e) if e.starts_with("LOADING") => {}
+                    other => panic!("unexpected INFO reply {other:?}"),
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "server did not start; log:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map(|c| c.id()).unwrap_or(0)
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default()
+    }
+
+    pub fn raw(&self) -> RawConnection {
+        RawConnection::connect(self.port).expect("connect")
+    }
+
+    pub fn client(&self) -> redis::Connection {
+        redis::Client::open(format!("redis://127.0.0.1:{}/", self.port))
+            .expect("client")
+            .get_connection()
+            .expect("connection")
+    }
+
+    /// Stops the server with SHUTDOWN NOSAVE semantics (SIGKILL when asked).
+    pub fn stop(&mut self, kill: bool) {
+        if let Some(mut child) = self.child.take() {
+            if kill {
+                let _ = child.kill();
+            } else {
+                let _ =
+                    RawConnection::connect(self.port).map(|mut c| c.send(&["SHUTDOWN", "NOSAVE"]));
+                let deadline = Instant::now() + Duration::from_secs(10);
+                while child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                let _ = child.kill();
+            }
+            let _ = child.wait();
+        }
+    }
+
+    /// Stops and starts the server again on the same directory and port, with the same
+    /// arguments plus `extra` (e.g. `--appendonly yes`).
+    pub fn restart(&mut self, extra: &[&str]) {
+        self.stop(false);
+        let module_args_at = self.extra.iter().position(|a| a == "--module-args");
+        let mut args: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+        match module_args_at {
+            Some(at) => {
+                let tail = self.extra.split_off(at);
+                self.extra.extend(args.drain(..));
+                self.extra.extend(tail);
+            }
+            None => self.extra.extend(args),
+        }
+        self.spawn();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop(true);
+        if !self.keep_dir {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// A RESP2 reply as parsed from the wire.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Reply {
+    Simple(String),
+    Error(String),
+    Int(i64),
+    Bulk(Option<Vec<u8>>),
+    Array(Option<Vec<Reply>>),
+}
+
+impl Reply {
+    pub fn int(&self) -> i64 {
+        match self {
+            Reply::Int(n) => *n,
+            other => panic!("expected an integer, got {other:?}"),
+        }
+    }
+    pub fn bytes(&self) -> Vec<u8> {
+        match self {
+            Reply::Bulk(Some(b)) => b.clone(),
+            Reply::Simple(s) => s.as_bytes().to_vec(),
+            other => panic!("expected a string, got {other:?}"),
+        }
+    }
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.bytes()).to_string()
+    }
+    pub fn array(&self) -> Vec<Reply> {
+        match self {
+            Reply::Array(Some(items)) => items.clone(),
+            other => panic!("expected an array, got {other:?}"),
+        }
+    }
+    pub fn ints(&self) -> Vec<i64> {
+        self.array().iter().map(Reply::int).collect()
+    }
+    pub fn error(&self) -> String {
+        match self {
+            Reply::Error(e) => e.clone(),
+            other => panic!("expected an error, got {other:?}"),
+        }
+    }
+    /// The reply in the fixture manifests' JSON form.
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::Value;
+        match self {
+            Reply::Simple(s) => Value::String(s.clone()),
+            Reply::Error(e) => serde_json::json!({ "error": e }),
+            Reply::Int(n) => Value::from(*n),
+            Reply::Bulk(None) | Reply::Array(None) => Value::Null,
+            Reply::Bulk(Some(b)) => Value::String(String::from_utf8_lossy(b).to_string()),
+            Reply::Array(Some(items)) => Value::Array(items.iter().map(Reply::to_json).collect()),
+        }
+    }
+}
+
+/// A plain RESP2 connection: the exact bytes of each reply, and its parsed form.
+pub struct RawConnection {
+    reader: BufReader<TcpStream>,
+    writer: TcpStream,
+    /// Bytes of the last reply, exactly as received.
+    pub last_raw: Vec<u8>,
+}
+
+impl RawConnection {
+    pub fn connect(port: u16) -> std::io::Result<RawConnection> {
+        let stream = TcpStream::connect(("127.0.0.1", port))?;
+        stream.set_read_timeout(Some(Duration::from_secs(120)))?;
+        stream.set_nodelay(true)?;
+        Ok(RawConnection {
+            reader: BufReader::new(stream.try_clone()?),
+            writer: stream,
+            last_raw: Vec::new(),
+        })
+    }
+
+    pub fn encode<A: AsRef<[u8]>>(args: &[A]) -> Vec<u8> {
+        let mut out = format!("*{}\r\n", args.len()).into_bytes();
+        for arg in args {
+            let arg = arg.as_ref();
+            out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
+            out.extend_from_slice(arg);
+            out.extend_from_slice(b"\r\n");
+        }
+        out
+    }
+
+    pub fn send<A: AsRef<[u8]>>(&mut self, args: &[A]) -> std::io::Result<()> {
+        self.writer.write_all(&Self::encode(args))
+    }
+
+    /// Sends a command and reads its reply.
+    pub fn call<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Reply {
+        self.send(args).expect("send");
+        self.read_reply()
+    }
+
+    /// Sends many commands at once (pipelining) and reads all replies.
+    pub fn pipeline<A: AsRef<[u8]>>(&mut self, commands: &[Vec<A>]) -> Vec<Reply> {
+        let mut out = Vec::new();
+        for cmd in commands {
+            out.extend_from_slice(&Self::encode(cmd));
+        }
+        self.writer.write_all(&out).expect("send");
+        commands.iter().map(|_| self.read_reply()).collect()
+    }
+
+    pub fn read_reply(&mut self) -> Reply {
+        self.last_raw.clear();
+        self.parse()
+    }
+
+    fn line(&mut self) -> String {
+        let mut line = Vec::new();
+        self.reader.read_until(b'\n', &mut line).expect("read");
+        assert!(
+            line.ends_with(b"\r\n"),
+            "connection closed or bad line {line:?}"
+        );
+        self.last_raw.extend_from_slice(&line);
+        String::from_utf8_lossy(&line[..line.len() - 2]).to_string()
+    }
+
+    fn parse(&mut self) -> Reply {
+        let line = self.line();
+        let (kind, rest) = line.split_at(1);
+        match kind {
+            "+" => Reply::Simple(rest.to_string()),
+            "-" => Reply::Error(rest.to_string()),
+            ":" => Reply::Int(rest.parse().expect("integer")),
+            "$" => {
+                let len: i64 = rest.parse().expect("length");
+                if len < 0 {
+                    return Reply::Bulk(None);
+                }
+                let mut data = vec![0; len as usize + 2];
+                self.reader.read_exact(&mut data).expect("bulk");
+                self.last_raw.extend_from_slice(&data);
+                data.truncate(len as usize);
+                Reply::Bulk(Some(data))
+            }
+            "*" => {
+                let len: i64 = rest.parse().expect("length");
+                if len < 0 {
+                    return Reply::Array(None);
+                }
+                Reply::Array(Some((0..len).map(|_| self.parse()).collect()))
+            }
+            _ => panic!("unexpected reply line {line:?}"),
+        }
+    }
+}
+
+/// Shorthand: one command, its reply.
+pub fn call(conn: &mut RawConnection, line: &str) -> Reply {
+    let args: Vec<&str> = line.split(' ').collect();
+    conn.call(&args)
+}
+
+/// Polls until `f` holds or 10 s pass.
+pub fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !f() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Starts a replica of `master` and waits until it is in sync.
+pub fn start_replica(master: &Server) -> Server {
+    let replica = Server::start_with(&["--replicaof", "127.0.0.1", &master.port.to_string()]);
+    let mut conn = replica.raw();
+    wait_until("replica sync", || {
+        let info = conn.call(&["INFO", "replication"]).text();
+        info.contains("master_link_status:up")
+    });
+    replica
+}
+
+/// Waits until every write so far reached the replicas (`WAIT n 10000`).
+pub fn wait_for_replicas(conn: &mut RawConnection, replicas: i64) {
+    let acked = conn.call(&["WAIT", &replicas.to_string(), "10000"]).int();
+    assert_eq!(acked, replicas, "replicas did not acknowledge");
+}
+
+/// Every reply of a full SCANDUMP: (iterator returned, data), terminator included.
+pub fn scandump(conn: &mut RawConnection, command: &str, key: &str) -> Vec<(i64, Option<Vec<u8>>)> {
+    let mut out = Vec::new();
+    let mut iter = 0i64;
+    loop {
+        let reply = conn.call(&[
+            command.as_bytes(),
+            key.as_bytes(),
+            iter.to_string().as_bytes(),
+        ]);
+        let parts = reply.array();
+        let next = parts[0].int();
+        let data = match &parts[1] {
+            Reply::Bulk(b) => b.clone(),
+            other => panic!("unexpected SCANDUMP data {other:?}"),
+        };
+        out.push((next, data));
+        if next == 0 {
+            return out;
+        }
+        iter = next;
+    }
+}
+
+/// Replays a SCANDUMP (all but the terminator) with LOADCHUNK into `key`.
+pub fn loadchunks(
+    conn: &mut RawConnection,
+    command: &str,
+    key: &str,
+    dump: &[(i64, Option<Vec<u8>>)],
+) {
+    for (iter, data) in dump.iter().filter(|(iter, _)| *iter != 0) {
+        let reply = conn.call(&[
+            command.as_bytes(),
+            key.as_bytes(),
+            iter.to_string().as_bytes(),
+            data.as_deref().unwrap_or_default(),
+        ]);
+        assert_eq!(reply, Reply::Simple("OK".into()), "{command} {key} {iter}");
+    }
+}
