@@ -4,6 +4,7 @@
 use super::hash::HashPair;
 
 /// ln 2 and ln² 2, truncated exactly as RedisBloom writes them (sizing depends on the digits).
+#[allow(clippy::approx_constant)]
 pub const LN2: f64 = 0.693147180559945;
 pub const LN2_SQUARED: f64 = 0.480453013918201;
 
@@ -44,8 +45,7 @@ pub struct LinkShape {
 impl LinkShape {
     /// RedisBloom's `bloom_init` sizing for `entries` items at `error` (COMPAT §5.2).
     pub fn new(entries: u64, error: f64, options: u32) -> Result<Self, LinkError> {
-        // `!(error > 0.0)` also rejects NaN.
-        if entries < 1 || !(error > 0.0) || error >= 1.0 {
+        if entries < 1 || error.is_nan() || error <= 0.0 || error >= 1.0 {
             return Err(LinkError::Invalid);
         }
         let bpe = (-(error.ln() / LN2_SQUARED)).abs();

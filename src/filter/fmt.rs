@@ -17,7 +17,7 @@ pub fn format_g(x: f64) -> String {
     let sci = format!("{:.*e}", (PRECISION - 1) as usize, x);
     let (mantissa, exponent) = sci.split_once('e').expect("exponent form");
     let exponent: i32 = exponent.parse().expect("decimal exponent");
-    if exponent < -4 || exponent >= PRECISION {
+    if !(-4..PRECISION).contains(&exponent) {
         let sign = if exponent < 0 { '-' } else { '+' };
         format!(
             "{}e{}{:02}",

@@ -62,6 +62,7 @@ mod tests {
     use super::*;
 
     /// COMPAT §5.5: (input, bloom a, bloom b, cuckoo hash, m2 seed 0x9747b28c, m2 seed a32).
+    #[allow(clippy::type_complexity)]
     const VECTORS: &[(&[u8], u64, u64, u64, u32, u32)] = &[
         (
             b"",

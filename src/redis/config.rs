@@ -51,7 +51,7 @@ pub fn apply_load_args(args: &[Vec<u8>]) -> Result<(), String> {
                 let rate: f64 = value
                     .parse()
                     .map_err(|_| "Invalid argument for 'ERROR_RATE'".to_string())?;
-                if !(rate > 0.0) {
+                if rate.is_nan() || rate <= 0.0 {
                     return Err("ERROR_RATE must be > 0".to_string());
                 }
                 if rate >= 1.0 {

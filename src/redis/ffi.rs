@@ -155,6 +155,8 @@ impl Key {
     }
 
     /// Stores a new value in an empty key opened for writing; returns it for further use.
+    /// The value then belongs to Redis and lives as long as the key, not as `self`.
+    #[allow(clippy::mut_from_ref)]
     pub fn set<T>(&self, of: &RedisType, value: Box<T>) -> Result<&mut T, RedisError> {
         let raw_value = Box::into_raw(value);
         let status = unsafe {
@@ -187,7 +189,10 @@ impl Drop for Key {
 pub type Handler = fn(&Context, &Args) -> RedisResult;
 
 /// Runs a command handler; a panic becomes an error reply instead of crossing into Redis.
-pub fn run_command(
+///
+/// # Safety
+/// `ctx`, `argv` and `argc` must be the arguments Redis passed to a command callback.
+pub unsafe fn run_command(
     ctx: *mut raw::RedisModuleCtx,
     argv: *mut *mut raw::RedisModuleString,
     argc: c_int,
@@ -218,7 +223,8 @@ macro_rules! command_entry {
             argv: *mut *mut redis_module::raw::RedisModuleString,
             argc: std::ffi::c_int,
         ) -> std::ffi::c_int {
-            $crate::redis::ffi::run_command(ctx, argv, argc, $handler)
+            // SAFETY: these are the callback's own arguments from Redis.
+            unsafe { $crate::redis::ffi::run_command(ctx, argv, argc, $handler) }
         }
         entry as $crate::redis::ffi::CommandFn
     }};

@@ -243,7 +243,7 @@ impl Server {
         match module_args_at {
             Some(at) => {
                 let tail = self.extra.split_off(at);
-                self.extra.extend(args.drain(..));
+                self.extra.append(&mut args);
                 self.extra.extend(tail);
             }
             None => self.extra.extend(args),
