@@ -5,6 +5,8 @@
 
 pub mod bloom;
 pub mod chain;
+pub mod cuckoo;
+pub mod cuckoo_dump;
 pub mod bloom_dump;
 pub mod fmt;
 pub mod hash;
