@@ -6,6 +6,8 @@
 pub mod bloom;
 pub mod bloom_dump;
 pub mod chain;
+pub mod cuckoo;
+pub mod cuckoo_dump;
 pub mod fmt;
 pub mod hash;
 pub mod rdb;
