@@ -4,8 +4,8 @@
 pub mod filter;
 pub mod redis;
 
-use redis::bf;
 use redis::ffi::{register_command, CommandSpec, KeyAccess};
+use redis::{bf, cf};
 use redis_module::{redis_module, Context, RedisString, Status};
 
 /// MODULE LIST version: MAJOR·10000 + MINOR·100 + PATCH of this crate.
@@ -34,123 +34,51 @@ const BF_MADD_SUMMARY: &str =
 const LOADCHUNK_SUMMARY: &str = "Restores a filter previously saved using SCANDUMP";
 const SCANDUMP_SUMMARY: &str = "Begins an incremental save of the bloom filter";
 const CAPACITY_COMPLEXITY: &str = "O(n), where n is the capacity";
+const CF_ADD_COMPLEXITY: &str =
+    "O(k + i), where k is the number of sub-filters and i is maxIterations";
+const CF_INSERT_COMPLEXITY: &str = "O(n * (k + i)), where n is the number of items, k is the number of sub-filters and i is maxIterations";
+const CF_EXISTS_SUMMARY: &str = "Checks whether one or more items exist in a Cuckoo Filter";
+const CF_SUB_COMPLEXITY: &str = "O(k), where k is the number of sub-filters";
 
-/// Every command, with the flags, arity, key access and documentation Redis shows for it.
+/// Every command, with the flags, arity, key access and documentation Redis shows for it
+/// (COMPAT §9). CF.COMPACT is a write command here (2.4.20 flagged it read-only).
+#[rustfmt::skip]
 fn commands() -> Vec<CommandSpec> {
     use KeyAccess::{Read, Write};
+    const RW: &str = "write deny-oom";
+    const RO: &str = "readonly fast";
     let spec = |name, entry, flags, arity, key, summary, complexity| CommandSpec {
-        name,
-        entry,
-        flags,
-        arity,
-        key,
-        summary,
-        complexity,
-        since: "1.0.0",
+        name, entry, flags, arity, key, summary, complexity, since: "1.0.0",
     };
     vec![
-        spec(
-            "bf.reserve",
-            command_entry!(bf::reserve),
-            "write deny-oom",
-            -4,
-            Write,
-            "Creates a new Bloom Filter",
-            "O(1)",
-        ),
-        spec(
-            "bf.add",
-            command_entry!(bf::add),
-            "write deny-oom",
-            3,
-            Write,
-            "Adds an item to a Bloom Filter",
-            BF_ADD_COMPLEXITY,
-        ),
-        spec(
-            "bf.madd",
-            command_entry!(bf::madd),
-            "write deny-oom",
-            -3,
-            Write,
-            BF_MADD_SUMMARY,
-            BF_MULTI_COMPLEXITY,
-        ),
-        spec(
-            "bf.insert",
-            command_entry!(bf::insert),
-            "write deny-oom",
-            -4,
-            Write,
-            BF_MADD_SUMMARY,
-            BF_MULTI_COMPLEXITY,
-        ),
-        spec(
-            "bf.exists",
-            command_entry!(bf::exists),
-            "readonly fast",
-            3,
-            Read,
-            "Checks whether an item exists in a Bloom Filter",
-            BF_ADD_COMPLEXITY,
-        ),
-        spec(
-            "bf.mexists",
-            command_entry!(bf::mexists),
-            "readonly fast",
-            -3,
-            Read,
-            "Checks whether one or more items exist in a Bloom Filter",
-            BF_MULTI_COMPLEXITY,
-        ),
-        spec(
-            "bf.info",
-            command_entry!(bf::info),
-            "readonly fast",
-            -2,
-            Read,
-            "Returns information about a Bloom Filter",
-            "O(1)",
-        ),
+        spec("bf.reserve", command_entry!(bf::reserve), RW, -4, Write, "Creates a new Bloom Filter", "O(1)"),
+        spec("bf.add", command_entry!(bf::add), RW, 3, Write, "Adds an item to a Bloom Filter", BF_ADD_COMPLEXITY),
+        spec("bf.madd", command_entry!(bf::madd), RW, -3, Write, BF_MADD_SUMMARY, BF_MULTI_COMPLEXITY),
+        spec("bf.insert", command_entry!(bf::insert), RW, -4, Write, BF_MADD_SUMMARY, BF_MULTI_COMPLEXITY),
+        spec("bf.exists", command_entry!(bf::exists), RO, 3, Read, "Checks whether an item exists in a Bloom Filter", BF_ADD_COMPLEXITY),
+        spec("bf.mexists", command_entry!(bf::mexists), RO, -3, Read, "Checks whether one or more items exist in a Bloom Filter", BF_MULTI_COMPLEXITY),
+        spec("bf.info", command_entry!(bf::info), RO, -2, Read, "Returns information about a Bloom Filter", "O(1)"),
         CommandSpec {
             since: "2.4.4",
-            ..spec(
-                "bf.card",
-                command_entry!(bf::card),
-                "readonly fast",
-                2,
-                Read,
-                "Returns the cardinality of a Bloom filter",
-                "O(1)",
-            )
+            ..spec("bf.card", command_entry!(bf::card), RO, 2, Read, "Returns the cardinality of a Bloom filter", "O(1)")
         },
-        spec(
-            "bf.debug",
-            command_entry!(bf::debug),
-            "readonly fast",
-            2,
-            Read,
-            "Returns internal debug information about a Bloom Filter",
-            "O(n), where n is the number of sub-filters",
-        ),
-        spec(
-            "bf.scandump",
-            command_entry!(bf::scandump),
-            "readonly fast",
-            3,
-            Read,
-            SCANDUMP_SUMMARY,
-            CAPACITY_COMPLEXITY,
-        ),
-        spec(
-            "bf.loadchunk",
-            command_entry!(bf::loadchunk),
-            "write deny-oom",
-            4,
-            Write,
-            LOADCHUNK_SUMMARY,
-            CAPACITY_COMPLEXITY,
-        ),
+        spec("bf.debug", command_entry!(bf::debug), RO, 2, Read, "Returns internal debug information about a Bloom Filter", "O(n), where n is the number of sub-filters"),
+        spec("bf.scandump", command_entry!(bf::scandump), RO, 3, Read, SCANDUMP_SUMMARY, CAPACITY_COMPLEXITY),
+        spec("bf.loadchunk", command_entry!(bf::loadchunk), RW, 4, Write, LOADCHUNK_SUMMARY, CAPACITY_COMPLEXITY),
+        spec("cf.reserve", command_entry!(cf::reserve), RW, -3, Write, "Creates a new Cuckoo Filter", "O(1)"),
+        spec("cf.add", command_entry!(cf::add), RW, 3, Write, "Adds an item to a Cuckoo Filter", CF_ADD_COMPLEXITY),
+        spec("cf.addnx", command_entry!(cf::add), RW, 3, Write, "Adds an item to a Cuckoo Filter if the item did not exist previously.", CF_ADD_COMPLEXITY),
+        spec("cf.insert", command_entry!(cf::insert), RW, -4, Write, "Adds one or more items to a Cuckoo Filter. A filter will be created if it does not exist", CF_INSERT_COMPLEXITY),
+        spec("cf.insertnx", command_entry!(cf::insert), RW, -4, Write, "Adds one or more items to a Cuckoo Filter if the items did not exist previously. A filter will be created if it does not exist", CF_INSERT_COMPLEXITY),
+        spec("cf.exists", command_entry!(cf::exists), RO, 3, Read, CF_EXISTS_SUMMARY, CF_SUB_COMPLEXITY),
+        spec("cf.mexists", command_entry!(cf::mexists), RO, -3, Read, CF_EXISTS_SUMMARY, "O(k * n), where k is the number of sub-filters and n is the number of items"),
+        spec("cf.count", command_entry!(cf::count), RO, 3, Read, "Return the number of times an item might be in a Cuckoo Filter", CF_SUB_COMPLEXITY),
+        spec("cf.del", command_entry!(cf::del), "write fast", 3, Write, "Deletes an item from a Cuckoo Filter", CF_SUB_COMPLEXITY),
+        spec("cf.compact", command_entry!(cf::compact), "write", 2, Write, "Moves items into older sub-filters where they fit and drops emptied ones", CAPACITY_COMPLEXITY),
+        spec("cf.info", command_entry!(cf::info), RO, 2, Read, "Returns information about a Cuckoo Filter", "O(1)"),
+        spec("cf.debug", command_entry!(cf::debug), RO, 2, Read, "Returns internal debug information about a Cuckoo Filter", "O(1)"),
+        spec("cf.scandump", command_entry!(cf::scandump), RO, 3, Read, SCANDUMP_SUMMARY, CAPACITY_COMPLEXITY),
+        spec("cf.loadchunk", command_entry!(cf::loadchunk), RW, 4, Write, LOADCHUNK_SUMMARY, CAPACITY_COMPLEXITY),
     ]
 }
 
@@ -178,8 +106,8 @@ redis_module! {
     name: "bf",
     version: MODULE_VERSION,
     allocator: (redis::ffi::ModuleAllocator, redis::ffi::ModuleAllocator),
-    data_types: [BLOOM_TYPE],
+    data_types: [BLOOM_TYPE, CUCKOO_TYPE],
     init: init,
 }
 
-use redis::types::BLOOM_TYPE;
+use redis::types::{BLOOM_TYPE, CUCKOO_TYPE};

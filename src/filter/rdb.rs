@@ -3,9 +3,15 @@
 
 use super::bloom::{Link, OPT_ALL};
 use super::chain::Chain;
+use super::cuckoo::{
+    CuckooFilter, CuckooParts, DEFAULT_BUCKET_SIZE, DEFAULT_EXPANSION, DEFAULT_MAX_ITERATIONS,
+    MAX_SUB_FILTERS,
+};
 
 /// Current encoding version of the Bloom type (`MBbloom--`).
 pub const BLOOM_ENCODING: i32 = 4;
+/// Current encoding version of the Cuckoo type (`MBbloomCF`).
+pub const CUCKOO_ENCODING: i32 = 4;
 
 /// A source of RDB fields; any error ends the load.
 pub trait FieldReader {
@@ -146,6 +152,69 @@ pub fn load_chain(input: &mut impl FieldReader, encver: i32) -> Option<Chain> {
     })
 }
 
+/// Writes a Cuckoo filter in encoding 4 (COMPAT §4.3).
+pub fn save_cuckoo(filter: &CuckooFilter, out: &mut impl FieldWriter) {
+    out.unsigned(filter.num_filters() as u64);
+    out.unsigned(filter.num_buckets());
+    out.unsigned(filter.num_items());
+    out.unsigned(filter.num_deletes());
+    out.unsigned(u64::from(filter.bucket_size()));
+    out.unsigned(u64::from(filter.max_iterations()));
+    out.unsigned(u64::from(filter.expansion()));
+    for sub in filter.sub_filters() {
+        out.unsigned(sub.buckets());
+        out.buffer(sub.data());
+    }
+}
+
+/// Reads a Cuckoo filter of any encoding RedisBloom wrote. Encodings before 4 stored only
+/// the counts and the data: the other fields take 2.4.20's fixed defaults and every
+/// sub-filter has the base bucket count. The sub-filter count is checked before any data
+/// is read, and the assembled filter is validated as a whole.
+pub fn load_cuckoo(input: &mut impl FieldReader, encver: i32) -> Option<CuckooFilter> {
+    if !(0..=CUCKOO_ENCODING).contains(&encver) {
+        return None;
+    }
+    let nfilters = input.unsigned()?;
+    let num_buckets = input.unsigned()?;
+    let num_items = input.unsigned()?;
+    let current = encver >= 4;
+    let parts = if current {
+        CuckooParts {
+            num_buckets,
+            num_items,
+            num_deletes: input.unsigned()?,
+            bucket_size: input.unsigned()?,
+            max_iterations: input.unsigned()?,
+            expansion: input.unsigned()?,
+        }
+    } else {
+        CuckooParts {
+            num_buckets,
+            num_items,
+            num_deletes: 0,
+            bucket_size: u64::from(DEFAULT_BUCKET_SIZE),
+            max_iterations: u64::from(DEFAULT_MAX_ITERATIONS),
+            expansion: u64::from(DEFAULT_EXPANSION),
+        }
+    };
+    if nfilters == 0 || nfilters > MAX_SUB_FILTERS as u64 {
+        return None;
+    }
+    let mut subs = Vec::new();
+    for _ in 0..nfilters {
+        let buckets = if current {
+            input.unsigned()?
+        } else {
+            num_buckets
+        };
+        let data = input.buffer()?;
+        subs.try_reserve(1).ok()?;
+        subs.push((buckets, data));
+    }
+    CuckooFilter::from_parts(parts, subs).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -217,7 +286,99 @@ mod tests {
         assert!(load(&f, 4).is_none());
     }
 
+    fn sample_cuckoo() -> CuckooFilter {
+        use crate::filter::cuckoo::{CuckooHash, CuckooParams};
+        let params = CuckooParams {
+            capacity: 64,
+            ..CuckooParams::default()
+        };
+        let mut filter = CuckooFilter::new(params, u64::MAX).unwrap();
+        for i in 0..300 {
+            filter
+                .insert(&CuckooHash::new(i.to_string().as_bytes()), u64::MAX)
+                .unwrap();
+        }
+        filter.delete(&CuckooHash::new(b"7"));
+        filter
+    }
+
+    #[test]
+    fn cuckoo_save_then_load_is_identity() {
+        let filter = sample_cuckoo();
+        assert!(filter.num_filters() > 1);
+        let mut fields = Fields::default();
+        save_cuckoo(&filter, &mut fields);
+        assert_eq!(fields.fields.len(), 7 + 2 * filter.num_filters());
+        assert_eq!(load_cuckoo(&mut fields, 4), Some(filter));
+    }
+
+    #[test]
+    fn cuckoo_old_encoding_uses_fixed_defaults() {
+        let filter = sample_cuckoo();
+        let mut old = Fields::default();
+        FieldWriter::unsigned(&mut old, 1);
+        FieldWriter::unsigned(&mut old, filter.num_buckets());
+        FieldWriter::unsigned(&mut old, 5);
+        FieldWriter::buffer(&mut old, filter.sub_filters()[0].data());
+        let loaded = load_cuckoo(&mut old, 3).unwrap();
+        assert_eq!(
+            (
+                loaded.num_items(),
+                loaded.num_deletes(),
+                loaded.bucket_size()
+            ),
+            (5, 0, 2)
+        );
+        assert_eq!((loaded.max_iterations(), loaded.expansion()), (20, 1));
+        assert_eq!(
+            loaded.sub_filters()[0].data(),
+            filter.sub_filters()[0].data()
+        );
+    }
+
+    #[test]
+    fn corrupt_cuckoo_fields_fail_the_load() {
+        let filter = sample_cuckoo();
+        let mut good = Fields::default();
+        save_cuckoo(&filter, &mut good);
+        let load = |f: &Fields| load_cuckoo(&mut f.clone(), 4);
+        for (index, value) in [
+            (0, 0),
+            (0, 70000),
+            (1, 0),
+            (1, 3),
+            (4, 0),
+            (4, 256),
+            (5, 0),
+            (6, 3),
+            (7, 64),
+        ] {
+            let mut f = good.clone();
+            f.fields[index] = Field::Unsigned(value);
+            assert!(load(&f).is_none(), "field {index} = {value}");
+        }
+        let mut f = good.clone();
+        f.fields[8] = Field::Buffer(vec![0; 3]);
+        assert!(load(&f).is_none(), "data length mismatch");
+        let mut f = good;
+        f.fields.truncate(8);
+        assert!(load(&f).is_none());
+    }
+
     proptest! {
+        #[test]
+        fn arbitrary_cuckoo_fields_never_panic(
+            raw in proptest::collection::vec((0u8..3, any::<u64>(), proptest::collection::vec(any::<u8>(), 0..40)), 0..40),
+            encver in -1i32..6,
+        ) {
+            let fields = raw.into_iter().map(|(kind, n, bytes)| match kind {
+                0 => Field::Unsigned(n % 70),
+                1 => Field::Double(f64::from_bits(n)),
+                _ => Field::Buffer(bytes),
+            }).collect();
+            let _ = load_cuckoo(&mut Fields { fields, read_at: 0 }, encver);
+        }
+
         #[test]
         fn arbitrary_fields_never_panic(
             raw in proptest::collection::vec((0u8..3, any::<u64>(), proptest::collection::vec(any::<u8>(), 0..40)), 0..40),

@@ -29,10 +29,25 @@ impl Setting {
 pub static BF_ERROR_RATE: Setting = Setting::new(0x3F84_7AE1_47AE_147B); // 0.01
 pub static BF_INITIAL_SIZE: Setting = Setting::new(100);
 pub static BF_EXPANSION: Setting = Setting::new(2);
+/// CF defaults (COMPAT §2): capacity 1024, bucket size 2, max iterations 20, expansion 1.
+pub static CF_INITIAL_SIZE: Setting = Setting::new(1024);
+pub static CF_BUCKET_SIZE: Setting = Setting::new(2);
+pub static CF_MAX_ITERATIONS: Setting = Setting::new(20);
+pub static CF_EXPANSION: Setting = Setting::new(1);
 /// CF's limit on sub-filters before `Maximum expansions reached`.
 pub static CF_MAX_EXPANSIONS: Setting = Setting::new(32);
 /// Largest memory one filter may use (as MEMORY USAGE counts it, without the key).
 pub static MAX_FILTER_BYTES: Setting = Setting::new(crate::filter::DEFAULT_MAX_FILTER_BYTES);
+
+/// Parameters of a Cuckoo filter created without explicit options.
+pub fn cf_defaults() -> crate::filter::cuckoo::CuckooParams {
+    crate::filter::cuckoo::CuckooParams {
+        capacity: CF_INITIAL_SIZE.get(),
+        bucket_size: CF_BUCKET_SIZE.get() as u16,
+        max_iterations: CF_MAX_ITERATIONS.get() as u16,
+        expansion: CF_EXPANSION.get() as u16,
+    }
+}
 
 /// Applies load-time arguments: name/value pairs, each name in RedisBloom 2.4.20's spelling
 /// or HEAD's. A single empty argument means none.

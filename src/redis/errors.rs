@@ -36,3 +36,30 @@ pub const LOADCHUNK_NOT_NUMERIC: &str = "ERR Second argument must be numeric";
 pub const RECEIVED_BAD_DATA: &str = "ERR received bad data";
 pub const NO_LINK_FOUND: &str = "ERR invalid offset - no link found";
 pub const CHUNK_TOO_BIG: &str = "ERR invalid chunk - Too big for current filter";
+
+// CF.RESERVE
+pub const CF_BAD_CAPACITY: &str = "Bad capacity";
+pub const PARSE_MAXITERATIONS: &str = "Couldn't parse MAXITERATIONS";
+pub const PARSE_BUCKETSIZE: &str = "Couldn't parse BUCKETSIZE";
+pub const PARSE_EXPANSION: &str = "Couldn't parse EXPANSION";
+pub const MAXITERATIONS_RANGE: &str =
+    "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive.";
+pub const BUCKETSIZE_RANGE: &str =
+    "BUCKETSIZE: value must be an integer between 1 and 255, inclusive.";
+pub const CF_EXPANSION_RANGE: &str =
+    "EXPANSION: value must be an integer between 0 and 32768, inclusive.";
+pub const CF_CAPACITY_TOO_SMALL: &str = "Capacity must be at least (BucketSize * 2)";
+pub const COULD_NOT_CREATE_CF: &str = "ERR Could not create filter";
+
+// CF.ADD / CF.ADDNX / CF.INSERT / CF.INSERTNX
+pub const MAX_EXPANSIONS_REACHED: &str = "Maximum expansions reached";
+pub const FILTER_FULL: &str = "Filter is full";
+pub const INSUFFICIENT_MEMORY: &str = "ERR Insufficient memory";
+
+// CF.DEL, CF.COMPACT, CF.SCANDUMP, CF.LOADCHUNK
+pub const CF_NOT_FOUND: &str = "Not found";
+pub const CF_COMPACT_NOT_FOUND: &str = "Cuckoo filter was not found";
+pub const INVALID_POSITION: &str = "Invalid position";
+pub const INVALID_HEADER: &str = "Invalid header";
+pub const COULD_NOT_CREATE_FILTER_FROM_HEADER: &str = "Couldn't create filter!";
+pub const COULD_NOT_LOAD_CHUNK: &str = "Couldn't load chunk!";

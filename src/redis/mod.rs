@@ -2,6 +2,7 @@
 
 pub mod args;
 pub mod bf;
+pub mod cf;
 pub mod config;
 pub mod errors;
 pub mod ffi;

@@ -3,12 +3,21 @@
 use super::ffi::{type_methods, AofWriter, ModuleValue, RdbReader, RdbWriter};
 use crate::filter::bloom_dump;
 use crate::filter::chain::Chain;
+use crate::filter::cuckoo::CuckooFilter;
+use crate::filter::cuckoo_dump;
 use crate::filter::rdb;
 use redis_module::native_types::RedisType;
 
 /// RedisBloom's Bloom filter type: same name and encoding, so RDB files move both ways.
 pub static BLOOM_TYPE: RedisType =
     RedisType::new("MBbloom--", rdb::BLOOM_ENCODING, type_methods::<Chain>());
+
+/// RedisBloom's Cuckoo filter type.
+pub static CUCKOO_TYPE: RedisType = RedisType::new(
+    "MBbloomCF",
+    rdb::CUCKOO_ENCODING,
+    type_methods::<CuckooFilter>(),
+);
 
 impl ModuleValue for Chain {
     fn rdb_save(&self, out: &mut RdbWriter) {
@@ -26,6 +35,30 @@ impl ModuleValue for Chain {
         while let Some((next, data)) = bloom_dump::chunk(self, iter) {
             aof.emit_chunk(c"BF.LOADCHUNK", next, data);
             iter = next;
+        }
+    }
+
+    fn mem_usage(&self) -> usize {
+        self.mem_usage() as usize
+    }
+}
+
+impl ModuleValue for CuckooFilter {
+    fn rdb_save(&self, out: &mut RdbWriter) {
+        rdb::save_cuckoo(self, out);
+    }
+
+    fn rdb_load(input: &mut RdbReader, encver: i32) -> Option<Self> {
+        rdb::load_cuckoo(input, encver)
+    }
+
+    /// The header (even for an empty filter, unlike SCANDUMP), then every chunk.
+    fn aof_rewrite(&self, aof: &mut AofWriter) {
+        aof.emit_chunk(c"CF.LOADCHUNK", 1, &cuckoo_dump::header(self));
+        let mut pos = 1;
+        while let Some((next, data)) = cuckoo_dump::chunk(self, pos) {
+            aof.emit_chunk(c"CF.LOADCHUNK", next, data);
+            pos = next;
         }
     }
 

@@ -1,0 +1,379 @@
+//! CF.* — the Cuckoo filter commands (COMPAT §2): parse, look up, call the core, reply,
+//! replicate.
+
+use super::args::{existing, find_keyword, option_letter, propagate};
+use super::config;
+use super::errors;
+use super::ffi::{reply_integers, Args, Key, KeyState};
+use super::types::CUCKOO_TYPE;
+use crate::filter::cuckoo::{
+    CuckooError, CuckooFilter, CuckooHash, CuckooParams, MAX_BUCKET_SIZE, MAX_EXPANSION,
+};
+use crate::filter::cuckoo_dump::{self, ScanDump, HEADER_LEN};
+use redis_module::{Context, RedisError, RedisResult, RedisValue};
+
+fn error(text: &'static str) -> RedisError {
+    RedisError::Str(text)
+}
+
+/// The reply when a new filter cannot be made.
+fn create_error(e: CuckooError) -> RedisError {
+    error(match e {
+        CuckooError::TooLarge => errors::TOO_LARGE,
+        CuckooError::Overflow | CuckooError::OutOfMemory => errors::INSUFFICIENT_MEMORY_TO_CREATE,
+        _ => errors::COULD_NOT_CREATE_CF,
+    })
+}
+
+fn max_bytes() -> u64 {
+    config::MAX_FILTER_BYTES.get()
+}
+
+/// The filter in a key opened for writing, created with `capacity` when the key is empty
+/// (`None`: the key must exist).
+fn filter_for_write(key: &Key, capacity: Option<u64>) -> Result<&mut CuckooFilter, RedisError> {
+    match key.state::<CuckooFilter>(&CUCKOO_TYPE) {
+        KeyState::Ours(filter) => Ok(filter),
+        KeyState::Other => Err(RedisError::WrongType),
+        KeyState::Empty => match capacity {
+            Some(capacity) => {
+                let params = CuckooParams {
+                    capacity,
+                    ..config::cf_defaults()
+                };
+                let filter = CuckooFilter::new(params, max_bytes()).map_err(create_error)?;
+                key.set(&CUCKOO_TYPE, Box::new(filter))
+            }
+            None => Err(error(errors::NOT_FOUND)),
+        },
+    }
+}
+
+/// RedisBloom refuses a whole insert command once a filter has this many sub-filters.
+fn check_expansions(filter: &CuckooFilter) -> Result<(), RedisError> {
+    if filter.num_filters() as u64 >= config::CF_MAX_EXPANSIONS.get() {
+        return Err(error(errors::MAX_EXPANSIONS_REACHED));
+    }
+    Ok(())
+}
+
+/// An optional `KEYWORD value` of CF.RESERVE, searched after the positional arguments.
+fn reserve_option(
+    args: &Args,
+    keyword: &str,
+    range: std::ops::RangeInclusive<i64>,
+    parse_error: &'static str,
+    range_error: &'static str,
+) -> Result<Option<u16>, RedisError> {
+    let Some(at) = find_keyword(args, 3, keyword) else {
+        return Ok(None);
+    };
+    let value = (at + 1 < args.len())
+        .then(|| args.integer(at + 1))
+        .flatten()
+        .ok_or(error(parse_error))?;
+    if !range.contains(&value) {
+        return Err(error(range_error));
+    }
+    Ok(Some(value as u16))
+}
+
+/// CF.RESERVE key capacity [BUCKETSIZE bs] [MAXITERATIONS mi] [EXPANSION exp]
+pub fn reserve(ctx: &Context, args: &Args) -> RedisResult {
+    if args.len() < 3 || args.len() % 2 == 0 {
+        return Err(RedisError::WrongArity);
+    }
+    let capacity = args.integer(2).ok_or(error(errors::CF_BAD_CAPACITY))?;
+    let mut params = CuckooParams {
+        capacity: 0,
+        ..config::cf_defaults()
+    };
+    if let Some(mi) = reserve_option(
+        args,
+        "MAXITERATIONS",
+        1..=65535,
+        errors::PARSE_MAXITERATIONS,
+        errors::MAXITERATIONS_RANGE,
+    )? {
+        params.max_iterations = mi;
+    }
+    if let Some(bs) = reserve_option(
+        args,
+        "BUCKETSIZE",
+        1..=i64::from(MAX_BUCKET_SIZE),
+        errors::PARSE_BUCKETSIZE,
+        errors::BUCKETSIZE_RANGE,
+    )? {
+        params.bucket_size = bs;
+    }
+    if let Some(exp) = reserve_option(
+        args,
+        "EXPANSION",
+        0..=i64::from(MAX_EXPANSION),
+        errors::PARSE_EXPANSION,
+        errors::CF_EXPANSION_RANGE,
+    )? {
+        params.expansion = exp;
+    }
+    if capacity < 2 * i64::from(params.bucket_size) {
+        return Err(error(errors::CF_CAPACITY_TOO_SMALL));
+    }
+    params.capacity = capacity as u64;
+    let key = Key::open(ctx, args, 1, true);
+    match key.state::<CuckooFilter>(&CUCKOO_TYPE) {
+        KeyState::Empty => {}
+        KeyState::Ours(_) => return Err(error(errors::ITEM_EXISTS)),
+        KeyState::Other => return Err(RedisError::WrongType),
+    }
+    let filter = CuckooFilter::new(params, max_bytes()).map_err(create_error)?;
+    key.set(&CUCKOO_TYPE, Box::new(filter))?;
+    propagate(ctx);
+    Ok(RedisValue::SimpleStringStatic("OK"))
+}
+
+/// One insert; `Ok(false)` only for NX when the item is present.
+fn insert_one(filter: &mut CuckooFilter, item: &[u8], nx: bool) -> Result<bool, CuckooError> {
+    let hash = CuckooHash::new(item);
+    if nx {
+        filter.insert_if_absent(&hash, max_bytes())
+    } else {
+        filter.insert(&hash, max_bytes()).map(|()| true)
+    }
+}
+
+/// Whether the command name ends in NX (CF.ADDNX, CF.INSERTNX), as RedisBloom decides it.
+fn is_nx(args: &Args) -> bool {
+    args.bytes(0)
+        .last()
+        .is_some_and(|c| c.eq_ignore_ascii_case(&b'x'))
+}
+
+/// CF.ADD key item / CF.ADDNX key item
+pub fn add(ctx: &Context, args: &Args) -> RedisResult {
+    if args.len() != 3 {
+        return Err(RedisError::WrongArity);
+    }
+    let key = Key::open(ctx, args, 1, true);
+    let filter = filter_for_write(&key, Some(config::CF_INITIAL_SIZE.get()))?;
+    check_expansions(filter)?;
+    let reply = match insert_one(filter, args.bytes(2), is_nx(args)) {
+        Ok(inserted) => Ok(RedisValue::Integer(i64::from(inserted))),
+        // Nothing changed: the kick-out was undone and the filter does not grow.
+        Err(CuckooError::NoSpace) => return Err(error(errors::FILTER_FULL)),
+        Err(CuckooError::TooLarge) => Err(error(errors::TOO_LARGE)),
+        Err(_) => Err(error(errors::INSUFFICIENT_MEMORY)),
+    };
+    // Growth may have happened before a later step failed: the replica must do the same.
+    propagate(ctx);
+    reply
+}
+
+/// CF.INSERT / CF.INSERTNX key [CAPACITY cap] [NOCREATE] ITEMS item [item ...]
+pub fn insert(ctx: &Context, args: &Args) -> RedisResult {
+    if args.len() < 4 {
+        return Err(RedisError::WrongArity);
+    }
+    let mut capacity = config::CF_INITIAL_SIZE.get();
+    let mut nocreate = false;
+    let mut items_at = None;
+    let mut i = 2;
+    while i < args.len() {
+        match option_letter(args.bytes(i), 0) {
+            Some(b'c') => {
+                if i + 1 >= args.len() {
+                    return Err(RedisError::WrongArity);
+                }
+                let value = args.integer(i + 1).ok_or(error(errors::CF_BAD_CAPACITY))?;
+                if value < 2 * i64::from(config::cf_defaults().bucket_size) {
+                    return Err(error(errors::CF_CAPACITY_TOO_SMALL));
+                }
+                capacity = value as u64;
+                i += 2;
+            }
+            Some(b'i') => {
+                items_at = Some(i + 1);
+                break;
+            }
+            Some(b'n') => {
+                nocreate = true;
+                i += 1;
+            }
+            _ => return Err(error(errors::UNKNOWN_ARGUMENT)),
+        }
+    }
+    let items_at = match items_at {
+        Some(at) if at < args.len() => at,
+        _ => return Err(RedisError::WrongArity),
+    };
+    let key = Key::open(ctx, args, 1, true);
+    let filter = filter_for_write(&key, (!nocreate).then_some(capacity))?;
+    check_expansions(filter)?;
+    let nx = is_nx(args);
+    let replies = (items_at..args.len())
+        .map(|i| match insert_one(filter, args.bytes(i), nx) {
+            Ok(inserted) => i64::from(inserted),
+            Err(_) => -1,
+        })
+        .collect::<Vec<i64>>();
+    propagate(ctx);
+    reply_integers(ctx, replies.into_iter())
+}
+
+/// The filter of a read-only command, or `None` for a missing key or another type
+/// (CF.EXISTS, CF.MEXISTS and CF.COUNT answer 0 for those, as RedisBloom does).
+fn filter_or_none(key: &Key) -> Option<&CuckooFilter> {
+    match key.state::<CuckooFilter>(&CUCKOO_TYPE) {
+        KeyState::Ours(filter) => Some(filter),
+        _ => None,
+    }
+}
+
+/// CF.EXISTS key item
+pub fn exists(ctx: &Context, args: &Args) -> RedisResult {
+    if args.len() != 3 {
+        return Err(RedisError::WrongArity);
+    }
+    let key = Key::open(ctx, args, 1, false);
+    let found = filter_or_none(&key).is_some_and(|f| f.contains(&CuckooHash::new(args.bytes(2))));
+    Ok(RedisValue::Integer(i64::from(found)))
+}
+
+/// CF.MEXISTS key item [item ...]
+pub fn mexists(ctx: &Context, args: &Args) -> RedisResult {
+    if args.len() < 3 {
+        return Err(RedisError::WrongArity);
+    }
+    let key = Key::open(ctx, args, 1, false);
+    let filter = filter_or_none(&key);
+    reply_integers(
+        ctx,
+        (2..args.len()).map(|i| {
+            i64::from(filter.is_some_and(|f| f.contains(&CuckooHash::new(args.bytes(i)))))
+        }),
+    )
+}
+
+/// CF.COUNT key item — slots holding the item's fingerprint (may over-count).
+pub fn count(ctx: &Context, args: &Args) -> RedisResult {
+    if args.len() != 3 {
+        return Err(RedisError::WrongArity);
+    }
+    let key = Key::open(ctx, args, 1, false);
+    let n = filter_or_none(&key).map_or(0, |f| f.count(&CuckooHash::new(args.bytes(2))));
+    Ok(RedisValue::Integer(n as i64))
+}
+
+/// CF.DEL key item — replicated before deleting, even when nothing is deleted.
+pub fn del(ctx: &Context, args: &Args) -> RedisResult {
+    if args.len() != 3 {
+        return Err(RedisError::WrongArity);
+    }
+    let key = Key::open(ctx, args, 1, true);
+    let KeyState::Ours(filter) = key.state::<CuckooFilter>(&CUCKOO_TYPE) else {
+        return Err(error(errors::CF_NOT_FOUND));
+    };
+    propagate(ctx);
+    let deleted = filter.delete(&CuckooHash::new(args.bytes(2)));
+    Ok(RedisValue::Integer(i64::from(deleted)))
+}
+
+/// CF.COMPACT key
+pub fn compact(ctx: &Context, args: &Args) -> RedisResult {
+    if args.len() != 2 {
+        return Err(RedisError::WrongArity);
+    }
+    let key = Key::open(ctx, args, 1, true);
+    let KeyState::Ours(filter) = key.state::<CuckooFilter>(&CUCKOO_TYPE) else {
+        return Err(error(errors::CF_COMPACT_NOT_FOUND));
+    };
+    filter.compact(true);
+    propagate(ctx);
+    Ok(RedisValue::SimpleStringStatic("OK"))
+}
+
+/// CF.INFO key
+pub fn info(ctx: &Context, args: &Args) -> RedisResult {
+    if args.len() != 2 {
+        return Err(RedisError::WrongArity);
+    }
+    let key = Key::open(ctx, args, 1, false);
+    let filter = existing::<CuckooFilter>(&key, &CUCKOO_TYPE)?;
+    let fields = [
+        ("Size", filter.mem_usage() as i64),
+        ("Number of buckets", filter.num_buckets() as i64),
+        ("Number of filters", filter.num_filters() as i64),
+        ("Number of items inserted", filter.num_items() as i64),
+        ("Number of items deleted", filter.num_deletes() as i64),
+        ("Bucket size", i64::from(filter.bucket_size())),
+        ("Expansion rate", i64::from(filter.expansion())),
+        ("Max iterations", i64::from(filter.max_iterations())),
+    ];
+    let mut reply = Vec::with_capacity(16);
+    for (label, value) in fields {
+        reply.push(RedisValue::SimpleStringStatic(label));
+        reply.push(RedisValue::Integer(value));
+    }
+    Ok(RedisValue::Array(reply))
+}
+
+/// CF.DEBUG key
+pub fn debug(ctx: &Context, args: &Args) -> RedisResult {
+    if args.len() != 2 {
+        return Err(RedisError::WrongArity);
+    }
+    let key = Key::open(ctx, args, 1, false);
+    let filter = existing::<CuckooFilter>(&key, &CUCKOO_TYPE)?;
+    Ok(RedisValue::BulkString(filter.debug_string()))
+}
+
+/// CF.SCANDUMP key iterator — the header at 0, then whole sub-filters (or 16 MiB pieces);
+/// `[0, nil]` at the end and for an empty filter.
+pub fn scandump(ctx: &Context, args: &Args) -> RedisResult {
+    if args.len() != 3 {
+        return Err(RedisError::WrongArity);
+    }
+    let iter = args
+        .integer(2)
+        .filter(|&i| i >= 0)
+        .ok_or(error(errors::INVALID_POSITION))?;
+    let key = Key::open(ctx, args, 1, false);
+    let filter = existing::<CuckooFilter>(&key, &CUCKOO_TYPE)?;
+    let (next, data) = match cuckoo_dump::scandump(filter, iter) {
+        Some(ScanDump::Header(header)) => (1, RedisValue::StringBuffer(header.to_vec())),
+        Some(ScanDump::Chunk(next, data)) => (next, RedisValue::StringBuffer(data.to_vec())),
+        Some(ScanDump::End) | None => (0, RedisValue::Null),
+    };
+    Ok(RedisValue::Array(vec![RedisValue::Integer(next), data]))
+}
+
+/// CF.LOADCHUNK key iterator data — iterator 1 is the 38-byte header for an empty key.
+pub fn loadchunk(ctx: &Context, args: &Args) -> RedisResult {
+    if args.len() != 4 {
+        return Err(RedisError::WrongArity);
+    }
+    let key = Key::open(ctx, args, 1, true);
+    let iter = args
+        .integer(2)
+        .filter(|&i| i != 0)
+        .ok_or(error(errors::INVALID_POSITION))?;
+    let data = args.bytes(3);
+    if iter == 1 {
+        match key.state::<CuckooFilter>(&CUCKOO_TYPE) {
+            KeyState::Empty => {}
+            KeyState::Ours(_) => return Err(error(errors::ITEM_EXISTS)),
+            KeyState::Other => return Err(RedisError::WrongType),
+        }
+        if data.len() != HEADER_LEN {
+            return Err(error(errors::INVALID_HEADER));
+        }
+        let filter = cuckoo_dump::filter_from_header(data, max_bytes())
+            .map_err(|_| error(errors::COULD_NOT_CREATE_FILTER_FROM_HEADER))?;
+        key.set(&CUCKOO_TYPE, Box::new(filter))?;
+    } else {
+        let filter = existing::<CuckooFilter>(&key, &CUCKOO_TYPE)?;
+        cuckoo_dump::load_chunk(filter, iter, data)
+            .map_err(|_| error(errors::COULD_NOT_LOAD_CHUNK))?;
+    }
+    propagate(ctx);
+    Ok(RedisValue::SimpleStringStatic("OK"))
+}
