@@ -89,6 +89,7 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
         return Status::Err;
     }
     ctx.set_module_options(redis_module::ModuleOptions::HANDLE_IO_ERRORS);
+    redis::ffi::register_info(ctx, redis::stats::info);
     for spec in commands() {
         if let Err(message) = register_command(ctx, &spec) {
             ctx.log_warning(&message);

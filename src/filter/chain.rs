@@ -122,6 +122,19 @@ impl Chain {
         Ok(())
     }
 
+    /// A deep copy, or `None` if memory cannot be had (COPY of a large filter).
+    pub fn try_clone(&self) -> Option<Chain> {
+        let mut links = Vec::new();
+        links.try_reserve_exact(self.links.len()).ok()?;
+        for link in &self.links {
+            let mut data = Vec::new();
+            data.try_reserve_exact(link.data.len()).ok()?;
+            data.extend_from_slice(&link.data);
+            links.push(Link { data, ..*link });
+        }
+        Some(Chain { links, ..*self })
+    }
+
     /// Total capacity of all links (BF.INFO "Capacity").
     pub fn capacity(&self) -> u64 {
         self.links

@@ -374,6 +374,22 @@ pub(crate) fn validate_fields(
 }
 
 impl CuckooFilter {
+    /// A deep copy, or `None` if memory cannot be had (COPY of a large filter).
+    pub fn try_clone(&self) -> Option<CuckooFilter> {
+        let mut filters = Vec::new();
+        filters.try_reserve_exact(self.filters.len()).ok()?;
+        for sub in &self.filters {
+            let mut data = Vec::new();
+            data.try_reserve_exact(sub.data.len()).ok()?;
+            data.extend_from_slice(&sub.data);
+            filters.push(SubFilter {
+                buckets: sub.buckets,
+                data,
+            });
+        }
+        Some(CuckooFilter { filters, ..*self })
+    }
+
     /// Create a filter (CF.RESERVE / auto-creation, COMPAT §8.1) with one sub-filter.
     ///
     /// `max_bytes` bounds the bucket data (`TooLarge` instead of allocating more).

@@ -1,7 +1,7 @@
 //! Argument helpers shared by every command family.
 
 use super::errors;
-use super::ffi::{Args, Key, KeyState};
+use super::ffi::{notify_write, Args, Key, KeyState};
 use redis_module::native_types::RedisType;
 use redis_module::{Context, RedisError};
 
@@ -26,7 +26,9 @@ pub fn existing<'k, T>(key: &'k Key, of: &RedisType) -> Result<&'k mut T, RedisE
     }
 }
 
-/// Replicates the command as received (to replicas and the AOF).
-pub fn propagate(ctx: &Context) {
+/// After a write: replicates the command as received (to replicas and the AOF) and
+/// publishes its keyspace event.
+pub fn propagate(ctx: &Context, args: &Args) {
     ctx.replicate_verbatim();
+    notify_write(ctx, args);
 }

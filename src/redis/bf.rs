@@ -4,7 +4,7 @@
 use super::args::{existing, find_keyword, option_letter, propagate};
 use super::config;
 use super::errors;
-use super::ffi::{reply_integers, Args, Key, KeyState};
+use super::ffi::{reply_integers, tracked, Args, Key, KeyState};
 use super::types::BLOOM_TYPE;
 use crate::filter::bloom::LinkError;
 use crate::filter::bloom_dump::{self, DumpError};
@@ -142,7 +142,7 @@ pub fn reserve(ctx: &Context, args: &Args) -> RedisResult {
         KeyState::Other => return Err(RedisError::WrongType),
     }
     key.set(&BLOOM_TYPE, Box::new(params.create()?))?;
-    propagate(ctx);
+    propagate(ctx, args);
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
 
@@ -153,8 +153,10 @@ pub fn add(ctx: &Context, args: &Args) -> RedisResult {
     }
     let key = Key::open(ctx, args, 1, true);
     let chain = filter_for_write(&key, Some(&NewFilter::defaults()))?;
-    let outcome = chain.add(chain.hash(args.bytes(2)), config::MAX_FILTER_BYTES.get());
-    propagate(ctx);
+    let outcome = tracked(chain, |c| {
+        c.add(c.hash(args.bytes(2)), config::MAX_FILTER_BYTES.get())
+    });
+    propagate(ctx, args);
     match add_reply(outcome) {
         RedisValue::StaticError(text) => Err(error(text)),
         reply => Ok(reply),
@@ -168,8 +170,8 @@ pub fn madd(ctx: &Context, args: &Args) -> RedisResult {
     }
     let key = Key::open(ctx, args, 1, true);
     let chain = filter_for_write(&key, Some(&NewFilter::defaults()))?;
-    let replies = add_items(chain, args, 2);
-    propagate(ctx);
+    let replies = tracked(chain, |c| add_items(c, args, 2));
+    propagate(ctx, args);
     Ok(RedisValue::Array(replies))
 }
 
@@ -239,8 +241,8 @@ pub fn insert(ctx: &Context, args: &Args) -> RedisResult {
 
     let key = Key::open(ctx, args, 1, true);
     let chain = filter_for_write(&key, (!nocreate).then_some(&params))?;
-    let replies = add_items(chain, args, items_at);
-    propagate(ctx);
+    let replies = tracked(chain, |c| add_items(c, args, items_at));
+    propagate(ctx, args);
     Ok(RedisValue::Array(replies))
 }
 
@@ -407,6 +409,6 @@ pub fn loadchunk(ctx: &Context, args: &Args) -> RedisResult {
             })?;
         }
     }
-    propagate(ctx);
+    propagate(ctx, args);
     Ok(RedisValue::SimpleStringStatic("OK"))
 }

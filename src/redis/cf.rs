@@ -4,7 +4,7 @@
 use super::args::{existing, find_keyword, option_letter, propagate};
 use super::config;
 use super::errors;
-use super::ffi::{reply_integers, Args, Key, KeyState};
+use super::ffi::{reply_integers, tracked, Args, Key, KeyState};
 use super::types::CUCKOO_TYPE;
 use crate::filter::cuckoo::{
     CuckooError, CuckooFilter, CuckooHash, CuckooParams, MAX_BUCKET_SIZE, MAX_EXPANSION,
@@ -127,7 +127,7 @@ pub fn reserve(ctx: &Context, args: &Args) -> RedisResult {
     }
     let filter = CuckooFilter::new(params, max_bytes()).map_err(create_error)?;
     key.set(&CUCKOO_TYPE, Box::new(filter))?;
-    propagate(ctx);
+    propagate(ctx, args);
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
 
@@ -156,7 +156,7 @@ pub fn add(ctx: &Context, args: &Args) -> RedisResult {
     let key = Key::open(ctx, args, 1, true);
     let filter = filter_for_write(&key, Some(config::CF_INITIAL_SIZE.get()))?;
     check_expansions(filter)?;
-    let reply = match insert_one(filter, args.bytes(2), is_nx(args)) {
+    let reply = match tracked(filter, |f| insert_one(f, args.bytes(2), is_nx(args))) {
         Ok(inserted) => Ok(RedisValue::Integer(i64::from(inserted))),
         // Nothing changed: the kick-out was undone and the filter does not grow.
         Err(CuckooError::NoSpace) => return Err(error(errors::FILTER_FULL)),
@@ -164,7 +164,7 @@ pub fn add(ctx: &Context, args: &Args) -> RedisResult {
         Err(_) => Err(error(errors::INSUFFICIENT_MEMORY)),
     };
     // Growth may have happened before a later step failed: the replica must do the same.
-    propagate(ctx);
+    propagate(ctx, args);
     reply
 }
 
@@ -209,13 +209,15 @@ pub fn insert(ctx: &Context, args: &Args) -> RedisResult {
     let filter = filter_for_write(&key, (!nocreate).then_some(capacity))?;
     check_expansions(filter)?;
     let nx = is_nx(args);
-    let replies = (items_at..args.len())
-        .map(|i| match insert_one(filter, args.bytes(i), nx) {
-            Ok(inserted) => i64::from(inserted),
-            Err(_) => -1,
-        })
-        .collect::<Vec<i64>>();
-    propagate(ctx);
+    let replies = tracked(filter, |f| {
+        (items_at..args.len())
+            .map(|i| match insert_one(f, args.bytes(i), nx) {
+                Ok(inserted) => i64::from(inserted),
+                Err(_) => -1,
+            })
+            .collect::<Vec<i64>>()
+    });
+    propagate(ctx, args);
     reply_integers(ctx, replies.into_iter())
 }
 
@@ -272,8 +274,8 @@ pub fn del(ctx: &Context, args: &Args) -> RedisResult {
     let KeyState::Ours(filter) = key.state::<CuckooFilter>(&CUCKOO_TYPE) else {
         return Err(error(errors::CF_NOT_FOUND));
     };
-    propagate(ctx);
-    let deleted = filter.delete(&CuckooHash::new(args.bytes(2)));
+    propagate(ctx, args);
+    let deleted = tracked(filter, |f| f.delete(&CuckooHash::new(args.bytes(2))));
     Ok(RedisValue::Integer(i64::from(deleted)))
 }
 
@@ -286,8 +288,8 @@ pub fn compact(ctx: &Context, args: &Args) -> RedisResult {
     let KeyState::Ours(filter) = key.state::<CuckooFilter>(&CUCKOO_TYPE) else {
         return Err(error(errors::CF_COMPACT_NOT_FOUND));
     };
-    filter.compact(true);
-    propagate(ctx);
+    tracked(filter, |f| f.compact(true));
+    propagate(ctx, args);
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
 
@@ -374,6 +376,6 @@ pub fn loadchunk(ctx: &Context, args: &Args) -> RedisResult {
         cuckoo_dump::load_chunk(filter, iter, data)
             .map_err(|_| error(errors::COULD_NOT_LOAD_CHUNK))?;
     }
-    propagate(ctx);
+    propagate(ctx, args);
     Ok(RedisValue::SimpleStringStatic("OK"))
 }

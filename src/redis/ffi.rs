@@ -2,6 +2,7 @@
 //! wrapper for (key access by type, argument parsing without copies, type callbacks,
 //! AOF emission, command info, the allocator). Everything above this file is safe Rust.
 
+use super::stats::{Snapshot, TypeStats};
 use crate::filter::rdb::{FieldReader, FieldWriter};
 use redis_module::native_types::RedisType;
 use redis_module::{raw, Context, RedisError, RedisResult, RedisValue};
@@ -157,7 +158,7 @@ impl Key {
     /// Stores a new value in an empty key opened for writing; returns it for further use.
     /// The value then belongs to Redis and lives as long as the key, not as `self`.
     #[allow(clippy::mut_from_ref)]
-    pub fn set<T>(&self, of: &RedisType, value: Box<T>) -> Result<&mut T, RedisError> {
+    pub fn set<T: ModuleValue>(&self, of: &RedisType, value: Box<T>) -> Result<&mut T, RedisError> {
         let raw_value = Box::into_raw(value);
         let status = unsafe {
             raw::RedisModule_ModuleTypeSetValue.unwrap()(
@@ -167,7 +168,9 @@ impl Key {
             )
         };
         if status == raw::REDISMODULE_OK as c_int {
-            Ok(unsafe { &mut *raw_value })
+            let value = unsafe { &mut *raw_value };
+            T::stats().created(value.snapshot());
+            Ok(value)
         } else {
             drop(unsafe { Box::from_raw(raw_value) });
             Err(RedisError::Str("ERR could not store the filter"))
@@ -337,14 +340,29 @@ pub fn reply_integers(ctx: &Context, values: impl ExactSizeIterator<Item = i64>)
 
 /// A filter stored in Redis keys as a module type.
 pub trait ModuleValue: Sized {
-    /// Writes the value in the type's current encoding.
-    fn rdb_save(&self, rdb: &mut RdbWriter);
+    /// Writes the value's fields in the type's current RDB encoding (also what DEBUG
+    /// DIGEST-VALUE hashes, so equal filters have equal digests).
+    fn save<W: FieldWriter>(&self, out: &mut W);
     /// Reads a value of encoding `encver`; `None` fails the load cleanly.
-    fn rdb_load(rdb: &mut RdbReader, encver: i32) -> Option<Self>;
+    fn load(rdb: &mut RdbReader, encver: i32) -> Option<Self>;
     /// Emits commands that rebuild the value.
     fn aof_rewrite(&self, aof: &mut AofWriter);
     /// The figure MEMORY USAGE reports.
     fn mem_usage(&self) -> usize;
+    /// An independent copy (COPY), or `None` when memory cannot be had.
+    fn try_clone(&self) -> Option<Self>;
+    /// This value's share of its type's INFO totals.
+    fn snapshot(&self) -> Snapshot;
+    /// Its type's INFO totals.
+    fn stats() -> &'static TypeStats;
+}
+
+/// Runs a change to a filter and updates its type's INFO totals.
+pub fn tracked<T: ModuleValue, R>(value: &mut T, change: impl FnOnce(&mut T) -> R) -> R {
+    let before = value.snapshot();
+    let result = change(value);
+    T::stats().changed(before, value.snapshot());
+    result
 }
 
 /// Reads module values from an RDB stream; every read reports I/O errors.
@@ -408,27 +426,48 @@ impl AofWriter {
     }
 }
 
-pub extern "C" fn rdb_load<T: ModuleValue>(
-    io: *mut raw::RedisModuleIO,
-    encver: c_int,
-) -> *mut c_void {
-    let loaded = catch_unwind(AssertUnwindSafe(|| {
-        T::rdb_load(&mut RdbReader { io }, encver)
-    }));
+/// Feeds a value's RDB fields to DEBUG DIGEST-VALUE.
+struct DigestWriter {
+    digest: *mut raw::RedisModuleDigest,
+}
+
+impl FieldWriter for DigestWriter {
+    fn unsigned(&mut self, v: u64) {
+        unsafe { raw::RedisModule_DigestAddLongLong.unwrap()(self.digest, v as i64) };
+    }
+    fn double(&mut self, v: f64) {
+        unsafe { raw::RedisModule_DigestAddLongLong.unwrap()(self.digest, v.to_bits() as i64) };
+    }
+    fn buffer(&mut self, v: &[u8]) {
+        unsafe {
+            raw::RedisModule_DigestAddStringBuffer.unwrap()(
+                self.digest,
+                v.as_ptr().cast::<c_char>().cast_mut(),
+                v.len(),
+            )
+        };
+    }
+}
+
+extern "C" fn rdb_load<T: ModuleValue>(io: *mut raw::RedisModuleIO, encver: c_int) -> *mut c_void {
+    let loaded = catch_unwind(AssertUnwindSafe(|| T::load(&mut RdbReader { io }, encver)));
     match loaded {
-        Ok(Some(value)) => Box::into_raw(Box::new(value)).cast(),
+        Ok(Some(value)) => {
+            T::stats().created(value.snapshot());
+            Box::into_raw(Box::new(value)).cast()
+        }
         _ => ptr::null_mut(),
     }
 }
 
-pub extern "C" fn rdb_save<T: ModuleValue>(io: *mut raw::RedisModuleIO, value: *mut c_void) {
+extern "C" fn rdb_save<T: ModuleValue>(io: *mut raw::RedisModuleIO, value: *mut c_void) {
     let Some(value) = (unsafe { value.cast::<T>().as_ref() }) else {
         return;
     };
-    let _ = catch_unwind(AssertUnwindSafe(|| value.rdb_save(&mut RdbWriter { io })));
+    let _ = catch_unwind(AssertUnwindSafe(|| value.save(&mut RdbWriter { io })));
 }
 
-pub extern "C" fn aof_rewrite<T: ModuleValue>(
+extern "C" fn aof_rewrite<T: ModuleValue>(
     io: *mut raw::RedisModuleIO,
     key: *mut raw::RedisModuleString,
     value: *mut c_void,
@@ -441,14 +480,54 @@ pub extern "C" fn aof_rewrite<T: ModuleValue>(
     }));
 }
 
-pub extern "C" fn mem_usage<T: ModuleValue>(value: *const c_void) -> usize {
+extern "C" fn mem_usage<T: ModuleValue>(value: *const c_void) -> usize {
     unsafe { value.cast::<T>().as_ref() }.map_or(0, T::mem_usage)
 }
 
-pub extern "C" fn free<T>(value: *mut c_void) {
+extern "C" fn free<T: ModuleValue>(value: *mut c_void) {
     if !value.is_null() {
-        drop(unsafe { Box::from_raw(value.cast::<T>()) });
+        let value = unsafe { Box::from_raw(value.cast::<T>()) };
+        T::stats().freed(value.snapshot());
     }
+}
+
+/// Lazy free: Redis frees a value on a background thread when the effort exceeds its
+/// threshold (64), so dropping a large filter never stalls the server.
+extern "C" fn free_effort<T: ModuleValue>(
+    _key: *mut raw::RedisModuleString,
+    value: *const c_void,
+) -> usize {
+    unsafe { value.cast::<T>().as_ref() }.map_or(1, |v| {
+        let s = v.snapshot();
+        (s.sub_filters as usize).saturating_add(s.bytes as usize / 65536)
+    })
+}
+
+extern "C" fn copy<T: ModuleValue>(
+    _from: *mut raw::RedisModuleString,
+    _to: *mut raw::RedisModuleString,
+    value: *const c_void,
+) -> *mut c_void {
+    let Some(value) = (unsafe { value.cast::<T>().as_ref() }) else {
+        return ptr::null_mut();
+    };
+    match catch_unwind(AssertUnwindSafe(|| value.try_clone())) {
+        Ok(Some(copy)) => {
+            T::stats().created(copy.snapshot());
+            Box::into_raw(Box::new(copy)).cast()
+        }
+        _ => ptr::null_mut(),
+    }
+}
+
+extern "C" fn digest<T: ModuleValue>(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
+    let Some(value) = (unsafe { value.cast::<T>().as_ref() }) else {
+        return;
+    };
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        value.save(&mut DigestWriter { digest: md })
+    }));
+    unsafe { raw::RedisModule_DigestEndSequence.unwrap()(md) };
 }
 
 /// The callback table of a module type whose values are `T`.
@@ -459,14 +538,14 @@ pub const fn type_methods<T: ModuleValue>() -> raw::RedisModuleTypeMethods {
         rdb_save: Some(rdb_save::<T>),
         aof_rewrite: Some(aof_rewrite::<T>),
         mem_usage: Some(mem_usage::<T>),
-        digest: None,
+        digest: Some(digest::<T>),
         free: Some(free::<T>),
         aux_load: None,
         aux_save: None,
         aux_save_triggers: 0,
-        free_effort: None,
+        free_effort: Some(free_effort::<T>),
         unlink: None,
-        copy: None,
+        copy: Some(copy::<T>),
         defrag: None,
         mem_usage2: None,
         free_effort2: None,
@@ -474,4 +553,40 @@ pub const fn type_methods<T: ModuleValue>() -> raw::RedisModuleTypeMethods {
         copy2: None,
         aux_save2: None,
     }
+}
+
+/// Publishes a keyspace event named after the command (`bf.add`, `cf.del`, ...) for the
+/// key at argument 1, of class `d` (module events).
+pub fn notify_write(ctx: &Context, args: &Args) {
+    let mut event = [0u8; 32];
+    let name = args.bytes(0);
+    if name.len() >= event.len() {
+        return;
+    }
+    for (dst, src) in event.iter_mut().zip(name) {
+        *dst = src.to_ascii_lowercase();
+    }
+    unsafe {
+        raw::RedisModule_NotifyKeyspaceEvent.unwrap()(
+            ctx.ctx,
+            raw::REDISMODULE_NOTIFY_MODULE as c_int,
+            event.as_ptr().cast::<c_char>(),
+            args.raw(1),
+        );
+    }
+}
+
+/// Replaces the INFO callback the `redis_module!` macro registered with ours.
+pub fn register_info(ctx: &Context, callback: fn(&redis_module::InfoContext)) {
+    static CALLBACK: std::sync::OnceLock<fn(&redis_module::InfoContext)> =
+        std::sync::OnceLock::new();
+    let _ = CALLBACK.set(callback);
+    extern "C" fn info(ctx: *mut raw::RedisModuleInfoCtx, _for_crash_report: c_int) {
+        if let Some(callback) = CALLBACK.get() {
+            let _ = catch_unwind(AssertUnwindSafe(|| {
+                callback(&redis_module::InfoContext::new(ctx))
+            }));
+        }
+    }
+    unsafe { raw::RedisModule_RegisterInfoFunc.unwrap()(ctx.ctx, Some(info)) };
 }

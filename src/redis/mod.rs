@@ -6,4 +6,5 @@ pub mod cf;
 pub mod config;
 pub mod errors;
 pub mod ffi;
+pub mod stats;
 pub mod types;

@@ -1,11 +1,12 @@
-//! The module data types and how each filter is persisted.
+//! The module data types and how each filter is persisted, copied and counted.
 
-use super::ffi::{type_methods, AofWriter, ModuleValue, RdbReader, RdbWriter};
+use super::ffi::{type_methods, AofWriter, ModuleValue, RdbReader};
+use super::stats::{Snapshot, TypeStats, BLOOM_STATS, CUCKOO_STATS};
 use crate::filter::bloom_dump;
 use crate::filter::chain::Chain;
 use crate::filter::cuckoo::CuckooFilter;
 use crate::filter::cuckoo_dump;
-use crate::filter::rdb;
+use crate::filter::rdb::{self, FieldWriter};
 use redis_module::native_types::RedisType;
 
 /// RedisBloom's Bloom filter type: same name and encoding, so RDB files move both ways.
@@ -20,11 +21,11 @@ pub static CUCKOO_TYPE: RedisType = RedisType::new(
 );
 
 impl ModuleValue for Chain {
-    fn rdb_save(&self, out: &mut RdbWriter) {
+    fn save<W: FieldWriter>(&self, out: &mut W) {
         rdb::save_chain(self, out);
     }
 
-    fn rdb_load(input: &mut RdbReader, encver: i32) -> Option<Self> {
+    fn load(input: &mut RdbReader, encver: i32) -> Option<Self> {
         rdb::load_chain(input, encver)
     }
 
@@ -39,16 +40,32 @@ impl ModuleValue for Chain {
     }
 
     fn mem_usage(&self) -> usize {
-        self.mem_usage() as usize
+        Chain::mem_usage(self) as usize
+    }
+
+    fn try_clone(&self) -> Option<Self> {
+        Chain::try_clone(self)
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            bytes: Chain::mem_usage(self) as i64,
+            items: self.items as i64,
+            sub_filters: self.links.len() as i64,
+        }
+    }
+
+    fn stats() -> &'static TypeStats {
+        &BLOOM_STATS
     }
 }
 
 impl ModuleValue for CuckooFilter {
-    fn rdb_save(&self, out: &mut RdbWriter) {
+    fn save<W: FieldWriter>(&self, out: &mut W) {
         rdb::save_cuckoo(self, out);
     }
 
-    fn rdb_load(input: &mut RdbReader, encver: i32) -> Option<Self> {
+    fn load(input: &mut RdbReader, encver: i32) -> Option<Self> {
         rdb::load_cuckoo(input, encver)
     }
 
@@ -63,6 +80,22 @@ impl ModuleValue for CuckooFilter {
     }
 
     fn mem_usage(&self) -> usize {
-        self.mem_usage() as usize
+        CuckooFilter::mem_usage(self) as usize
+    }
+
+    fn try_clone(&self) -> Option<Self> {
+        CuckooFilter::try_clone(self)
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            bytes: CuckooFilter::mem_usage(self) as i64,
+            items: self.num_items() as i64,
+            sub_filters: self.num_filters() as i64,
+        }
+    }
+
+    fn stats() -> &'static TypeStats {
+        &CUCKOO_STATS
     }
 }
