@@ -88,6 +88,7 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
         ctx.log_warning(&message);
         return Status::Err;
     }
+    redis::config::register(ctx);
     ctx.set_module_options(redis_module::ModuleOptions::HANDLE_IO_ERRORS);
     redis::ffi::register_info(ctx, redis::stats::info);
     for spec in commands() {

@@ -117,7 +117,8 @@ pub fn reserve(ctx: &Context, args: &Args) -> RedisResult {
         error: error_rate,
         ..NewFilter::defaults()
     };
-    params.scaling = find_keyword(args, 4, "NONSCALING").is_none();
+    // With the bf-expansion-factor config at 0, new filters are non-scaling by default.
+    params.scaling = params.scaling && find_keyword(args, 4, "NONSCALING").is_none();
     if let Some(at) = find_keyword(args, 4, "EXPANSION") {
         if at + 1 >= args.len() {
             return Err(error(errors::NO_EXPANSION));

@@ -1,6 +1,11 @@
 //! Module settings: defaults for auto-created filters and the per-filter memory ceiling.
 //! Set from load-time arguments; read on every command that may create or grow a filter.
 
+use redis_module::configuration::{
+    register_i64_configuration, register_string_configuration, ConfigurationContext,
+    ConfigurationFlags, ConfigurationValue,
+};
+use redis_module::{Context, RedisError, RedisString};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A setting shared between the load-time arguments and the commands (Redis runs commands
@@ -47,6 +52,80 @@ pub fn cf_defaults() -> crate::filter::cuckoo::CuckooParams {
         max_iterations: CF_MAX_ITERATIONS.get() as u16,
         expansion: CF_EXPANSION.get() as u16,
     }
+}
+
+impl ConfigurationValue<i64> for Setting {
+    fn get(&self, _ctx: &ConfigurationContext) -> i64 {
+        Setting::get(self) as i64
+    }
+    fn set(&self, _ctx: &ConfigurationContext, value: i64) -> Result<(), RedisError> {
+        Setting::set(self, value as u64);
+        Ok(())
+    }
+}
+
+/// The default error rate as a string config (a double is not a numeric config).
+pub struct ErrorRateConfig;
+
+pub static BF_ERROR_RATE_CONFIG: ErrorRateConfig = ErrorRateConfig;
+
+impl ConfigurationValue<RedisString> for ErrorRateConfig {
+    fn get(&self, _ctx: &ConfigurationContext) -> RedisString {
+        RedisString::create(None, BF_ERROR_RATE.get_f64().to_string().as_str())
+    }
+    fn set(&self, _ctx: &ConfigurationContext, value: RedisString) -> Result<(), RedisError> {
+        let rate: f64 = value
+            .try_as_str()
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .ok_or(RedisError::Str("Invalid value for `bf-error-rate`"))?;
+        if rate.is_nan() || rate <= 0.0 || rate >= 1.0 {
+            return Err(RedisError::Str(
+                "Value for `bf-error-rate` must be in the range (0.000000, 1.000000)",
+            ));
+        }
+        BF_ERROR_RATE.set_f64(rate);
+        Ok(())
+    }
+}
+
+/// Numeric module configs: (name, setting, min, max). Redis 7.x shows them prefixed with
+/// the module name (`bf.bf-initial-size`). Ranges are RedisBloom HEAD's.
+fn numeric_configs() -> [(&'static str, &'static Setting, i64, i64); 8] {
+    [
+        ("bf-initial-size", &BF_INITIAL_SIZE, 1, 1 << 30),
+        ("bf-expansion-factor", &BF_EXPANSION, 0, 32768),
+        ("cf-bucket-size", &CF_BUCKET_SIZE, 1, 255),
+        ("cf-initial-size", &CF_INITIAL_SIZE, 4, 1 << 30),
+        ("cf-max-iterations", &CF_MAX_ITERATIONS, 1, 65535),
+        ("cf-expansion-factor", &CF_EXPANSION, 0, 32768),
+        ("cf-max-expansions", &CF_MAX_EXPANSIONS, 1, 65536),
+        ("max-filter-bytes", &MAX_FILTER_BYTES, 1 << 20, i64::MAX),
+    ]
+}
+
+/// Registers every setting as a module config (CONFIG GET/SET) with its current value —
+/// the load-time arguments already applied — as default, then lets Redis apply the
+/// values of its config file.
+pub fn register(ctx: &Context) {
+    for (name, setting, min, max) in numeric_configs() {
+        let flags = if name == "max-filter-bytes" {
+            ConfigurationFlags::MEMORY
+        } else {
+            ConfigurationFlags::DEFAULT
+        };
+        let default = (setting.get().min(i64::MAX as u64) as i64).clamp(min, max);
+        register_i64_configuration(ctx, name, setting, default, min, max, flags, None);
+    }
+    register_string_configuration(
+        ctx,
+        "bf-error-rate",
+        &BF_ERROR_RATE_CONFIG,
+        &BF_ERROR_RATE.get_f64().to_string(),
+        ConfigurationFlags::DEFAULT,
+        None,
+    );
+    super::ffi::load_configs(ctx);
 }
 
 /// Applies load-time arguments: name/value pairs, each name in RedisBloom 2.4.20's spelling

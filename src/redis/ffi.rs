@@ -590,3 +590,10 @@ pub fn register_info(ctx: &Context, callback: fn(&redis_module::InfoContext)) {
     }
     unsafe { raw::RedisModule_RegisterInfoFunc.unwrap()(ctx.ctx, Some(info)) };
 }
+
+/// Applies the config file's values to the module configs registered so far.
+pub fn load_configs(ctx: &Context) {
+    if let Some(load) = unsafe { raw::RedisModule_LoadConfigs } {
+        unsafe { load(ctx.ctx) };
+    }
+}
