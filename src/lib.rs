@@ -39,6 +39,7 @@ const CF_ADD_COMPLEXITY: &str =
 const CF_INSERT_COMPLEXITY: &str = "O(n * (k + i)), where n is the number of items, k is the number of sub-filters and i is maxIterations";
 const CF_EXISTS_SUMMARY: &str = "Checks whether one or more items exist in a Cuckoo Filter";
 const CF_SUB_COMPLEXITY: &str = "O(k), where k is the number of sub-filters";
+const CF_INSERT_ARGS: &str = "key:key [CAPACITY capacity:integer] [NOCREATE] ITEMS item:string...";
 
 /// Every command, with the flags, arity, key access and documentation Redis shows for it
 /// (COMPAT §9). CF.COMPACT is a write command here (2.4.20 flagged it read-only).
@@ -47,38 +48,48 @@ fn commands() -> Vec<CommandSpec> {
     use KeyAccess::{Read, Write};
     const RW: &str = "write deny-oom";
     const RO: &str = "readonly fast";
-    let spec = |name, entry, flags, arity, key, summary, complexity| CommandSpec {
-        name, entry, flags, arity, key, summary, complexity, since: "1.0.0",
+    const KEY_ITEM: &str = "key:key item:string";
+    const KEY_ITEMS: &str = "key:key item:string...";
+    const KEY: &str = "key:key";
+    const SCANDUMP_ARGS: &str = "key:key iterator:integer";
+    const LOADCHUNK_ARGS: &str = "key:key iterator:integer data:string";
+    let spec = |name: &'static str, entry, flags, arity, key, summary, complexity, args| CommandSpec {
+        name, entry, flags, arity, key, summary, complexity, args, since: "1.0.0",
+        acl_category: if name.starts_with("bf.") { "bloom" } else { "cuckoo" },
     };
     vec![
-        spec("bf.reserve", command_entry!(bf::reserve), RW, -4, Write, "Creates a new Bloom Filter", "O(1)"),
-        spec("bf.add", command_entry!(bf::add), RW, 3, Write, "Adds an item to a Bloom Filter", BF_ADD_COMPLEXITY),
-        spec("bf.madd", command_entry!(bf::madd), RW, -3, Write, BF_MADD_SUMMARY, BF_MULTI_COMPLEXITY),
-        spec("bf.insert", command_entry!(bf::insert), RW, -4, Write, BF_MADD_SUMMARY, BF_MULTI_COMPLEXITY),
-        spec("bf.exists", command_entry!(bf::exists), RO, 3, Read, "Checks whether an item exists in a Bloom Filter", BF_ADD_COMPLEXITY),
-        spec("bf.mexists", command_entry!(bf::mexists), RO, -3, Read, "Checks whether one or more items exist in a Bloom Filter", BF_MULTI_COMPLEXITY),
-        spec("bf.info", command_entry!(bf::info), RO, -2, Read, "Returns information about a Bloom Filter", "O(1)"),
+        spec("bf.reserve", command_entry!(bf::reserve), RW, -4, Write, "Creates a new Bloom Filter", "O(1)",
+            "key:key error_rate:double capacity:integer [EXPANSION expansion:integer] [NONSCALING]"),
+        spec("bf.add", command_entry!(bf::add), RW, 3, Write, "Adds an item to a Bloom Filter", BF_ADD_COMPLEXITY, KEY_ITEM),
+        spec("bf.madd", command_entry!(bf::madd), RW, -3, Write, BF_MADD_SUMMARY, BF_MULTI_COMPLEXITY, KEY_ITEMS),
+        spec("bf.insert", command_entry!(bf::insert), RW, -4, Write, BF_MADD_SUMMARY, BF_MULTI_COMPLEXITY,
+            "key:key [CAPACITY capacity:integer] [ERROR error:double] [EXPANSION expansion:integer] [NOCREATE] [NONSCALING] ITEMS item:string..."),
+        spec("bf.exists", command_entry!(bf::exists), RO, 3, Read, "Checks whether an item exists in a Bloom Filter", BF_ADD_COMPLEXITY, KEY_ITEM),
+        spec("bf.mexists", command_entry!(bf::mexists), RO, -3, Read, "Checks whether one or more items exist in a Bloom Filter", BF_MULTI_COMPLEXITY, KEY_ITEMS),
+        spec("bf.info", command_entry!(bf::info), RO, -2, Read, "Returns information about a Bloom Filter", "O(1)",
+            "key:key [CAPACITY|SIZE|FILTERS|ITEMS|EXPANSION]"),
         CommandSpec {
             since: "2.4.4",
-            ..spec("bf.card", command_entry!(bf::card), RO, 2, Read, "Returns the cardinality of a Bloom filter", "O(1)")
+            ..spec("bf.card", command_entry!(bf::card), RO, 2, Read, "Returns the cardinality of a Bloom filter", "O(1)", KEY)
         },
-        spec("bf.debug", command_entry!(bf::debug), RO, 2, Read, "Returns internal debug information about a Bloom Filter", "O(n), where n is the number of sub-filters"),
-        spec("bf.scandump", command_entry!(bf::scandump), RO, 3, Read, SCANDUMP_SUMMARY, CAPACITY_COMPLEXITY),
-        spec("bf.loadchunk", command_entry!(bf::loadchunk), RW, 4, Write, LOADCHUNK_SUMMARY, CAPACITY_COMPLEXITY),
-        spec("cf.reserve", command_entry!(cf::reserve), RW, -3, Write, "Creates a new Cuckoo Filter", "O(1)"),
-        spec("cf.add", command_entry!(cf::add), RW, 3, Write, "Adds an item to a Cuckoo Filter", CF_ADD_COMPLEXITY),
-        spec("cf.addnx", command_entry!(cf::add), RW, 3, Write, "Adds an item to a Cuckoo Filter if the item did not exist previously.", CF_ADD_COMPLEXITY),
-        spec("cf.insert", command_entry!(cf::insert), RW, -4, Write, "Adds one or more items to a Cuckoo Filter. A filter will be created if it does not exist", CF_INSERT_COMPLEXITY),
-        spec("cf.insertnx", command_entry!(cf::insert), RW, -4, Write, "Adds one or more items to a Cuckoo Filter if the items did not exist previously. A filter will be created if it does not exist", CF_INSERT_COMPLEXITY),
-        spec("cf.exists", command_entry!(cf::exists), RO, 3, Read, CF_EXISTS_SUMMARY, CF_SUB_COMPLEXITY),
-        spec("cf.mexists", command_entry!(cf::mexists), RO, -3, Read, CF_EXISTS_SUMMARY, "O(k * n), where k is the number of sub-filters and n is the number of items"),
-        spec("cf.count", command_entry!(cf::count), RO, 3, Read, "Return the number of times an item might be in a Cuckoo Filter", CF_SUB_COMPLEXITY),
-        spec("cf.del", command_entry!(cf::del), "write fast", 3, Write, "Deletes an item from a Cuckoo Filter", CF_SUB_COMPLEXITY),
-        spec("cf.compact", command_entry!(cf::compact), "write", 2, Write, "Moves items into older sub-filters where they fit and drops emptied ones", CAPACITY_COMPLEXITY),
-        spec("cf.info", command_entry!(cf::info), RO, 2, Read, "Returns information about a Cuckoo Filter", "O(1)"),
-        spec("cf.debug", command_entry!(cf::debug), RO, 2, Read, "Returns internal debug information about a Cuckoo Filter", "O(1)"),
-        spec("cf.scandump", command_entry!(cf::scandump), RO, 3, Read, SCANDUMP_SUMMARY, CAPACITY_COMPLEXITY),
-        spec("cf.loadchunk", command_entry!(cf::loadchunk), RW, 4, Write, LOADCHUNK_SUMMARY, CAPACITY_COMPLEXITY),
+        spec("bf.debug", command_entry!(bf::debug), RO, 2, Read, "Returns internal debug information about a Bloom Filter", "O(n), where n is the number of sub-filters", KEY),
+        spec("bf.scandump", command_entry!(bf::scandump), RO, 3, Read, SCANDUMP_SUMMARY, CAPACITY_COMPLEXITY, SCANDUMP_ARGS),
+        spec("bf.loadchunk", command_entry!(bf::loadchunk), RW, 4, Write, LOADCHUNK_SUMMARY, CAPACITY_COMPLEXITY, LOADCHUNK_ARGS),
+        spec("cf.reserve", command_entry!(cf::reserve), RW, -3, Write, "Creates a new Cuckoo Filter", "O(1)",
+            "key:key capacity:integer [BUCKETSIZE bucketsize:integer] [MAXITERATIONS maxiterations:integer] [EXPANSION expansion:integer]"),
+        spec("cf.add", command_entry!(cf::add), RW, 3, Write, "Adds an item to a Cuckoo Filter", CF_ADD_COMPLEXITY, KEY_ITEM),
+        spec("cf.addnx", command_entry!(cf::add), RW, 3, Write, "Adds an item to a Cuckoo Filter if the item did not exist previously.", CF_ADD_COMPLEXITY, KEY_ITEM),
+        spec("cf.insert", command_entry!(cf::insert), RW, -4, Write, "Adds one or more items to a Cuckoo Filter. A filter will be created if it does not exist", CF_INSERT_COMPLEXITY, CF_INSERT_ARGS),
+        spec("cf.insertnx", command_entry!(cf::insert), RW, -4, Write, "Adds one or more items to a Cuckoo Filter if the items did not exist previously. A filter will be created if it does not exist", CF_INSERT_COMPLEXITY, CF_INSERT_ARGS),
+        spec("cf.exists", command_entry!(cf::exists), RO, 3, Read, CF_EXISTS_SUMMARY, CF_SUB_COMPLEXITY, KEY_ITEM),
+        spec("cf.mexists", command_entry!(cf::mexists), RO, -3, Read, CF_EXISTS_SUMMARY, "O(k * n), where k is the number of sub-filters and n is the number of items", KEY_ITEMS),
+        spec("cf.count", command_entry!(cf::count), RO, 3, Read, "Return the number of times an item might be in a Cuckoo Filter", CF_SUB_COMPLEXITY, KEY_ITEM),
+        spec("cf.del", command_entry!(cf::del), "write fast", 3, Write, "Deletes an item from a Cuckoo Filter", CF_SUB_COMPLEXITY, KEY_ITEM),
+        spec("cf.compact", command_entry!(cf::compact), "write", 2, Write, "Moves items into older sub-filters where they fit and drops emptied ones", CAPACITY_COMPLEXITY, KEY),
+        spec("cf.info", command_entry!(cf::info), RO, 2, Read, "Returns information about a Cuckoo Filter", "O(1)", KEY),
+        spec("cf.debug", command_entry!(cf::debug), RO, 2, Read, "Returns internal debug information about a Cuckoo Filter", "O(1)", KEY),
+        spec("cf.scandump", command_entry!(cf::scandump), RO, 3, Read, SCANDUMP_SUMMARY, CAPACITY_COMPLEXITY, SCANDUMP_ARGS),
+        spec("cf.loadchunk", command_entry!(cf::loadchunk), RW, 4, Write, LOADCHUNK_SUMMARY, CAPACITY_COMPLEXITY, LOADCHUNK_ARGS),
     ]
 }
 
@@ -89,6 +100,10 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
         return Status::Err;
     }
     redis::config::register(ctx);
+    if let Err(message) = redis::ffi::add_acl_categories(ctx, &["bloom", "cuckoo"]) {
+        ctx.log_warning(&message);
+        return Status::Err;
+    }
     ctx.set_module_options(redis_module::ModuleOptions::HANDLE_IO_ERRORS);
     redis::ffi::register_info(ctx, redis::stats::info);
     for spec in commands() {

@@ -2,6 +2,7 @@
 //! wrapper for (key access by type, argument parsing without copies, type callbacks,
 //! AOF emission, command info, the allocator). Everything above this file is safe Rust.
 
+use super::command_docs::{self, ArgDoc, ArgKind};
 use super::stats::{Snapshot, TypeStats};
 use crate::filter::rdb::{FieldReader, FieldWriter};
 use redis_module::native_types::RedisType;
@@ -253,6 +254,79 @@ pub struct CommandSpec {
     pub summary: &'static str,
     pub complexity: &'static str,
     pub since: &'static str,
+    /// Argument syntax for COMMAND DOCS (see `command_docs`).
+    pub args: &'static str,
+    /// The module's ACL category for the command family (`bloom`, `cuckoo`, `cbf`).
+    pub acl_category: &'static str,
+}
+
+/// C strings and argument arrays that must outlive a `SetCommandInfo` call.
+#[derive(Default)]
+struct RawArgs {
+    strings: Vec<CString>,
+    arrays: Vec<Vec<raw::RedisModuleCommandArg>>,
+}
+
+impl RawArgs {
+    fn text(&mut self, s: &str) -> Result<*const c_char, String> {
+        let c = CString::new(s).map_err(|e| e.to_string())?;
+        let p = c.as_ptr();
+        self.strings.push(c);
+        Ok(p)
+    }
+
+    /// A zero-terminated argument array for `docs`, kept alive by `self`.
+    fn array(&mut self, docs: &[ArgDoc]) -> Result<*mut raw::RedisModuleCommandArg, String> {
+        let mut array: Vec<raw::RedisModuleCommandArg> = Vec::with_capacity(docs.len() + 1);
+        for doc in docs {
+            let mut arg: raw::RedisModuleCommandArg = unsafe { std::mem::zeroed() };
+            arg.name = self.text(&doc.name)?;
+            arg.type_ = match doc.kind {
+                ArgKind::Key => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_KEY,
+                ArgKind::String => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_STRING,
+                ArgKind::Integer => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_INTEGER,
+                ArgKind::Double => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_DOUBLE,
+                ArgKind::PureToken => {
+                    raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_PURE_TOKEN
+                }
+                ArgKind::OneOf => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_ONEOF,
+            };
+            arg.key_spec_index = if doc.kind == ArgKind::Key { 0 } else { -1 };
+            if let Some(token) = &doc.token {
+                arg.token = self.text(token)?;
+            }
+            let mut flags = 0;
+            if doc.optional {
+                flags |= raw::REDISMODULE_CMD_ARG_OPTIONAL;
+            }
+            if doc.multiple {
+                flags |= raw::REDISMODULE_CMD_ARG_MULTIPLE;
+            }
+            arg.flags = flags as c_int;
+            if !doc.subargs.is_empty() {
+                arg.subargs = self.array(&doc.subargs)?;
+            }
+            array.push(arg);
+        }
+        array.push(unsafe { std::mem::zeroed() });
+        let p = array.as_mut_ptr();
+        self.arrays.push(array);
+        Ok(p)
+    }
+}
+
+/// Declares the module's ACL categories where the server can (Redis ≥ 7.4).
+pub fn add_acl_categories(ctx: &Context, names: &[&str]) -> Result<(), String> {
+    let Some(add) = (unsafe { raw::RedisModule_AddACLCategory }) else {
+        return Ok(());
+    };
+    for name in names {
+        let c = CString::new(*name).map_err(|e| e.to_string())?;
+        if unsafe { add(ctx.ctx, c.as_ptr()) } != raw::REDISMODULE_OK as c_int {
+            return Err(format!("could not add the ACL category {name}"));
+        }
+    }
+    Ok(())
 }
 
 static COMMAND_INFO_VERSION: raw::RedisModuleCommandInfoVersion =
@@ -307,6 +381,9 @@ pub fn register_command(ctx: &Context, spec: &CommandSpec) -> Result<(), String>
     let summary = CString::new(spec.summary).map_err(|e| e.to_string())?;
     let complexity = CString::new(spec.complexity).map_err(|e| e.to_string())?;
     let since = CString::new(spec.since).map_err(|e| e.to_string())?;
+    let docs = command_docs::parse(spec.args).map_err(|e| format!("{}: {e}", spec.name))?;
+    let mut keep = RawArgs::default();
+    let args = keep.array(&docs)?;
     let info = raw::RedisModuleCommandInfo {
         version: &COMMAND_INFO_VERSION,
         summary: summary.as_ptr(),
@@ -316,10 +393,20 @@ pub fn register_command(ctx: &Context, spec: &CommandSpec) -> Result<(), String>
         tips: ptr::null(),
         arity: spec.arity,
         key_specs: key_specs.as_mut_ptr(),
-        args: ptr::null_mut(),
+        args,
     };
     if unsafe { set_info(command, &info) } != raw::REDISMODULE_OK as c_int {
         return Err(format!("could not set the command info of {}", spec.name));
+    }
+    // Module categories exist only where they can be declared (Redis ≥ 7.4).
+    let can_declare = unsafe { raw::RedisModule_AddACLCategory }.is_some();
+    if let (true, Some(set_categories)) = (can_declare, unsafe {
+        raw::RedisModule_SetCommandACLCategories
+    }) {
+        let categories = CString::new(spec.acl_category).map_err(|e| e.to_string())?;
+        if unsafe { set_categories(command, categories.as_ptr()) } != raw::REDISMODULE_OK as c_int {
+            return Err(format!("could not set the ACL category of {}", spec.name));
+        }
     }
     Ok(())
 }

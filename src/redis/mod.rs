@@ -3,6 +3,7 @@
 pub mod args;
 pub mod bf;
 pub mod cf;
+pub mod command_docs;
 pub mod config;
 pub mod errors;
 pub mod ffi;
