@@ -140,7 +140,8 @@ mod tests {
              [CAPACITY|SIZE] ITEMS item:string...",
         )
         .unwrap();
-        let summary: Vec<(&str, ArgKind, Option<&str>, bool, bool, usize)> = args
+        type Summary<'a> = (&'a str, ArgKind, Option<&'a str>, bool, bool, usize);
+        let summary: Vec<Summary> = args
             .iter()
             .map(|a| {
                 (
