@@ -1,0 +1,484 @@
+//! How redbloom behaves as a Redis citizen: COPY, DEBUG DIGEST-VALUE, lazy free, keyspace
+//! events, the INFO section, module configs and load arguments, the memory ceiling,
+//! maxmemory, command metadata.
+
+mod common;
+
+use common::{call, start_replica, wait_for_replicas, wait_until, RawConnection, Reply, Server};
+
+fn info_field(conn: &mut RawConnection, section: &str, field: &str) -> i64 {
+    let text = conn.call(&["INFO", section]).text() + &conn.call(&["INFO"]).text();
+    text.lines()
+        .find_map(|line| line.strip_prefix(&format!("{field}:")))
+        .unwrap_or_else(|| panic!("{field} not in INFO {section}:\n{text}"))
+        .trim()
+        .parse()
+        .expect("numeric INFO field")
+}
+
+fn ok() -> Reply {
+    Reply::Simple("OK".into())
+}
+
+#[test]
+fn copy_makes_an_independent_deep_copy() {
+    let server = Server::start();
+    let mut conn = server.raw();
+    assert_eq!(
+        call(&mut conn, "BF.MADD bf a b c"),
+        Reply::Array(Some(vec![Reply::Int(1); 3]))
+    );
+    assert_eq!(
+        call(&mut conn, "CF.INSERT cf ITEMS a b c").ints(),
+        vec![1, 1, 1]
+    );
+    for (source, target) in [("bf", "bf2"), ("cf", "cf2")] {
+        assert_eq!(conn.call(&["COPY", source, target]), Reply::Int(1));
+        assert_eq!(
+            conn.call(&["DUMP", source]).bytes(),
+            conn.call(&["DUMP", target]).bytes()
+        );
+    }
+    // Changing the copy leaves the original alone, and the reverse.
+    assert_eq!(call(&mut conn, "BF.ADD bf2 only-in-copy"), Reply::Int(1));
+    assert_eq!(call(&mut conn, "BF.EXISTS bf only-in-copy"), Reply::Int(0));
+    assert_eq!(call(&mut conn, "CF.DEL cf a"), Reply::Int(1));
+    assert_eq!(call(&mut conn, "CF.EXISTS cf2 a"), Reply::Int(1));
+    assert_eq!(call(&mut conn, "BF.CARD bf2"), Reply::Int(4));
+    assert_eq!(call(&mut conn, "BF.CARD bf"), Reply::Int(3));
+    // COPY onto an existing key needs REPLACE, as for every type.
+    assert_eq!(call(&mut conn, "COPY bf bf2"), Reply::Int(0));
+    assert_eq!(call(&mut conn, "COPY bf bf2 REPLACE"), Reply::Int(1));
+    assert_eq!(call(&mut conn, "BF.EXISTS bf2 only-in-copy"), Reply::Int(0));
+}
+
+#[test]
+fn digests_are_equal_for_equal_filters_and_on_replicas() {
+    let master = Server::start();
+    let replica = start_replica(&master);
+    let mut conn = master.raw();
+    call(&mut conn, "BF.RESERVE a 0.01 10");
+    call(&mut conn, "BF.RESERVE b 0.01 10");
+    for i in 0..50 {
+        conn.call(&["BF.ADD", "a", &i.to_string()]);
+        conn.call(&["BF.ADD", "b", &i.to_string()]);
+        conn.call(&["CF.ADD", "c", &i.to_string()]);
+    }
+    let digest = |conn: &mut RawConnection, key: &str| {
+        conn.call(&["DEBUG", "DIGEST-VALUE", key]).array()[0].bytes()
+    };
+    assert_eq!(digest(&mut conn, "a"), digest(&mut conn, "b"));
+    call(&mut conn, "BF.ADD b extra");
+    assert_ne!(digest(&mut conn, "a"), digest(&mut conn, "b"));
+    wait_for_replicas(&mut conn, 1);
+    let mut replica_conn = replica.raw();
+    for key in ["a", "b", "c"] {
+        assert_eq!(
+            digest(&mut conn, key),
+            digest(&mut replica_conn, key),
+            "{key}"
+        );
+    }
+    assert_eq!(
+        call(&mut conn, "DEBUG DIGEST"),
+        call(&mut replica_conn, "DEBUG DIGEST")
+    );
+}
+
+#[test]
+fn unlink_of_a_large_filter_is_freed_in_the_background() {
+    let server = Server::start();
+    let mut conn = server.raw();
+    // ~120 MB: far above Redis' lazy-free threshold.
+    assert_eq!(call(&mut conn, "BF.RESERVE big 0.0001 50000000"), ok());
+    assert_eq!(call(&mut conn, "BF.RESERVE small 0.01 100"), ok());
+    let before = info_field(&mut conn, "stats", "lazyfreed_objects");
+    assert_eq!(call(&mut conn, "UNLINK small"), Reply::Int(1));
+    assert_eq!(info_field(&mut conn, "stats", "lazyfreed_objects"), before);
+    assert_eq!(call(&mut conn, "UNLINK big"), Reply::Int(1));
+    wait_until("lazy free", || {
+        info_field(&mut conn, "stats", "lazyfreed_objects") == before + 1
+    });
+    assert_eq!(call(&mut conn, "PING"), Reply::Simple("PONG".into()));
+}
+
+#[test]
+fn every_write_publishes_a_keyspace_event() {
+    let server = Server::start();
+    let mut conn = server.raw();
+    assert_eq!(
+        call(&mut conn, "CONFIG SET notify-keyspace-events Kd"),
+        ok()
+    );
+    let mut subscriber = server.raw();
+    subscriber.call(&["PSUBSCRIBE", "__keyspace@0__:*"]);
+    let writes: &[&str] = &[
+        "BF.RESERVE b 0.01 100",
+        "BF.ADD b x",
+        "BF.MADD b y z",
+        "BF.INSERT b ITEMS w",
+        "CF.RESERVE c 100",
+        "CF.ADD c x",
+        "CF.ADDNX c y",
+        "CF.INSERT c ITEMS z",
+        "CF.INSERTNX c ITEMS w",
+        "CF.DEL c x",
+        "CF.COMPACT c",
+    ];
+    for line in writes {
+        assert!(!matches!(call(&mut conn, line), Reply::Error(_)), "{line}");
+    }
+    // LOADCHUNK from a dump of b into b2.
+    let dump = common::scandump(&mut conn, "BF.SCANDUMP", "b");
+    common::loadchunks(&mut conn, "BF.LOADCHUNK", "b2", &dump);
+    let mut expected: Vec<(String, String)> = writes
+        .iter()
+        .map(|line| {
+            let parts: Vec<&str> = line.split(' ').collect();
+            (parts[1].to_string(), parts[0].to_ascii_lowercase())
+        })
+        .collect();
+    expected.extend(std::iter::repeat_n(
+        ("b2".to_string(), "bf.loadchunk".to_string()),
+        dump.len() - 1,
+    ));
+    for (key, event) in expected {
+        let message = subscriber.read_reply().array();
+        assert_eq!(message[2].text(), format!("__keyspace@0__:{key}"));
+        assert_eq!(message[3].text(), event);
+    }
+    // Reads publish nothing: the next event is the next write.
+    call(&mut conn, "BF.EXISTS b x");
+    call(&mut conn, "CF.COUNT c y");
+    call(&mut conn, "BF.ADD b last");
+    assert_eq!(subscriber.read_reply().array()[3].text(), "bf.add");
+}
+
+#[test]
+fn info_section_counts_filters_bytes_items_and_sub_filters() {
+    let server = Server::start();
+    let mut conn = server.raw();
+    call(&mut conn, "BF.RESERVE a 0.01 10");
+    for i in 0..25 {
+        conn.call(&["BF.ADD", "a", &format!("item{i}")]);
+    }
+    call(&mut conn, "BF.ADD b x");
+    call(&mut conn, "CF.INSERT c ITEMS x y z");
+    let bf_bytes =
+        call(&mut conn, "BF.INFO a SIZE").ints()[0] + call(&mut conn, "BF.INFO b SIZE").ints()[0];
+    let bf_items = call(&mut conn, "BF.CARD a").int() + 1;
+    let bf_links = call(&mut conn, "BF.INFO a FILTERS").ints()[0] + 1;
+    let expect = |conn: &mut RawConnection, field: &str, value: i64| {
+        assert_eq!(info_field(conn, "bf", field), value, "{field}");
+    };
+    expect(&mut conn, "bf_bf_filters", 2);
+    expect(&mut conn, "bf_bf_bytes", bf_bytes);
+    expect(&mut conn, "bf_bf_items", bf_items);
+    expect(&mut conn, "bf_bf_sub_filters", bf_links);
+    expect(&mut conn, "bf_cf_filters", 1);
+    let cf_bytes = call(&mut conn, "CF.INFO c").array()[1].int();
+    expect(&mut conn, "bf_cf_bytes", cf_bytes);
+    expect(&mut conn, "bf_cf_items", 3);
+    // Totals survive a reload and drop to zero after a flush.
+    call(&mut conn, "DEBUG RELOAD");
+    expect(&mut conn, "bf_bf_filters", 2);
+    expect(&mut conn, "bf_bf_items", bf_items);
+    call(&mut conn, "COPY a a2");
+    expect(&mut conn, "bf_bf_filters", 3);
+    call(&mut conn, "FLUSHALL");
+    for field in [
+        "bf_bf_filters",
+        "bf_bf_bytes",
+        "bf_bf_items",
+        "bf_cf_filters",
+        "bf_cf_bytes",
+    ] {
+        expect(&mut conn, field, 0);
+    }
+    expect(&mut conn, "bf_max_filter_bytes", 4 << 30);
+}
+
+#[test]
+fn configs_set_the_defaults_of_auto_created_filters() {
+    let server = Server::start();
+    let mut conn = server.raw();
+    let get = |conn: &mut RawConnection, name: &str| {
+        conn.call(&["CONFIG", "GET", name]).array()[1].text()
+    };
+    for (name, default) in [
+        ("bf.bf-error-rate", "0.01"),
+        ("bf.bf-initial-size", "100"),
+        ("bf.bf-expansion-factor", "2"),
+        ("bf.cf-bucket-size", "2"),
+        ("bf.cf-initial-size", "1024"),
+        ("bf.cf-max-iterations", "20"),
+        ("bf.cf-expansion-factor", "1"),
+        ("bf.cf-max-expansions", "32"),
+        ("bf.max-filter-bytes", "4294967296"),
+    ] {
+        assert_eq!(get(&mut conn, name), default, "{name}");
+    }
+    // Out-of-range values are refused by name.
+    for (name, value) in [
+        ("bf.bf-error-rate", "1.0"),
+        ("bf.bf-error-rate", "0"),
+        ("bf.bf-error-rate", "abc"),
+        ("bf.bf-initial-size", "0"),
+        ("bf.bf-initial-size", "4294967296"),
+        ("bf.bf-expansion-factor", "32769"),
+        ("bf.cf-bucket-size", "256"),
+        ("bf.cf-max-iterations", "0"),
+        ("bf.cf-max-expansions", "65537"),
+    ] {
+        let reply = conn.call(&["CONFIG", "SET", name, value]);
+        assert!(
+            matches!(&reply, Reply::Error(e) if e.contains(name)),
+            "{name} {value}: {reply:?}"
+        );
+    }
+    // New defaults apply to filters created afterwards, like an explicit reservation.
+    call(&mut conn, "CONFIG SET bf.bf-error-rate 0.02");
+    call(&mut conn, "CONFIG SET bf.bf-initial-size 200");
+    call(&mut conn, "CONFIG SET bf.bf-expansion-factor 3");
+    assert_eq!(get(&mut conn, "bf.bf-error-rate"), "0.02");
+    call(&mut conn, "BF.ADD auto x");
+    call(&mut conn, "BF.RESERVE explicit 0.02 200 EXPANSION 3");
+    call(&mut conn, "BF.ADD explicit x");
+    assert_eq!(
+        call(&mut conn, "BF.DEBUG auto"),
+        call(&mut conn, "BF.DEBUG explicit")
+    );
+    assert_eq!(call(&mut conn, "BF.INFO auto EXPANSION").ints(), vec![3]);
+    call(&mut conn, "CONFIG SET bf.cf-bucket-size 4");
+    call(&mut conn, "CONFIG SET bf.cf-initial-size 4000");
+    call(&mut conn, "CONFIG SET bf.cf-max-iterations 50");
+    call(&mut conn, "CONFIG SET bf.cf-expansion-factor 2");
+    call(&mut conn, "CF.ADD cauto x");
+    assert_eq!(
+        call(&mut conn, "CF.DEBUG cauto").text(),
+        "bktsize:4 buckets:1024 items:1 deletes:0 filters:1 max_iterations:50 expansion:2"
+    );
+    // Expansion factor 0: new Bloom filters do not scale.
+    call(&mut conn, "CONFIG SET bf.bf-expansion-factor 0");
+    call(&mut conn, "BF.ADD fixed x");
+    assert_eq!(
+        call(&mut conn, "BF.INFO fixed EXPANSION"),
+        Reply::Array(Some(vec![Reply::Bulk(None)]))
+    );
+    // Max expansions is read at every insert.
+    call(&mut conn, "CONFIG SET bf.cf-max-expansions 1");
+    call(&mut conn, "CF.RESERVE one 4");
+    let mut last = Reply::Int(0);
+    for i in 0..100 {
+        last = conn.call(&["CF.ADD", "one", &i.to_string()]);
+        if matches!(last, Reply::Error(_)) {
+            break;
+        }
+    }
+    assert_eq!(last, Reply::Error("Maximum expansions reached".into()));
+}
+
+#[test]
+fn load_arguments_accept_both_spellings() {
+    for args in [
+        [
+            "ERROR_RATE",
+            "0.02",
+            "INITIAL_SIZE",
+            "200",
+            "CF_MAX_EXPANSIONS",
+            "3",
+        ],
+        [
+            "bf-error-rate",
+            "0.02",
+            "bf-initial-size",
+            "200",
+            "cf-max-expansions",
+            "3",
+        ],
+    ] {
+        let mut all = vec!["--module-args"];
+        all.extend(args);
+        let server = Server::start_with(&all);
+        let mut conn = server.raw();
+        let get = |conn: &mut RawConnection, name: &str| {
+            conn.call(&["CONFIG", "GET", name]).array()[1].text()
+        };
+        assert_eq!(get(&mut conn, "bf.bf-error-rate"), "0.02");
+        assert_eq!(get(&mut conn, "bf.bf-initial-size"), "200");
+        assert_eq!(get(&mut conn, "bf.cf-max-expansions"), "3");
+        call(&mut conn, "BF.ADD k x");
+        assert_eq!(
+            call(&mut conn, "BF.DEBUG k").array()[1].text(),
+            "bytes:240 bits:1920 hashes:7 hashwidth:64 capacity:200 size:1 ratio:0.01"
+        );
+    }
+}
+
+#[test]
+fn the_memory_ceiling_refuses_oversized_filters_and_keeps_the_server_up() {
+    let server = Server::start();
+    let mut conn = server.raw();
+    let too_large = Reply::Error("ERR filter would exceed the max-filter-bytes limit".into());
+    // Default ceiling 4 GiB: a trillion-item reservation is refused at once.
+    assert_eq!(
+        call(&mut conn, "BF.RESERVE huge 0.01 1000000000000"),
+        too_large
+    );
+    assert_eq!(
+        call(&mut conn, "CF.RESERVE huge 100000000000000"),
+        too_large
+    );
+    assert_eq!(call(&mut conn, "EXISTS huge"), Reply::Int(0));
+    call(&mut conn, "CONFIG SET bf.max-filter-bytes 1mb");
+    assert_eq!(call(&mut conn, "BF.RESERVE k 0.01 1000000"), too_large);
+    assert_eq!(
+        call(&mut conn, "BF.INSERT k CAPACITY 1000000 ITEMS a"),
+        too_large
+    );
+    assert_eq!(call(&mut conn, "CF.RESERVE k 2000000"), too_large);
+    assert_eq!(
+        call(&mut conn, "CF.INSERT k CAPACITY 2000000 ITEMS a"),
+        too_large
+    );
+    // Scale-out beyond the ceiling: the add fails, the filter keeps what it had.
+    call(&mut conn, "BF.RESERVE grow 0.01 100000 EXPANSION 32");
+    let mut outcome = Reply::Int(1);
+    let mut added = 0;
+    for i in 0..200_000 {
+        outcome = conn.call(&["BF.ADD", "grow", &i.to_string()]);
+        if matches!(outcome, Reply::Error(_)) {
+            break;
+        }
+        added += outcome.int();
+    }
+    assert_eq!(outcome, too_large);
+    assert_eq!(call(&mut conn, "BF.CARD grow").int(), added);
+    assert_eq!(call(&mut conn, "BF.INFO grow FILTERS").ints(), vec![1]);
+    // A header beyond the ceiling is bad data.
+    call(&mut conn, "CONFIG SET bf.max-filter-bytes 4gb");
+    call(&mut conn, "BF.RESERVE src 0.01 1000000");
+    let header = conn.call(&["BF.SCANDUMP", "src", "0"]).array()[1].bytes();
+    call(&mut conn, "CONFIG SET bf.max-filter-bytes 1mb");
+    assert_eq!(
+        conn.call(&[b"BF.LOADCHUNK".as_slice(), b"dst", b"1", &header]),
+        Reply::Error("ERR received bad data".into())
+    );
+    // Smaller filters still work.
+    assert_eq!(call(&mut conn, "BF.ADD small x"), Reply::Int(1));
+    assert_eq!(call(&mut conn, "CF.ADD small2 x"), Reply::Int(1));
+}
+
+#[test]
+fn maxmemory_refuses_growth_but_not_reads() {
+    let server = Server::start_with(&["--maxmemory-policy", "noeviction"]);
+    let mut conn = server.raw();
+    call(&mut conn, "BF.ADD b x");
+    call(&mut conn, "CF.ADD c x");
+    // Put the server over its limit: every command that may allocate is refused.
+    call(&mut conn, "CONFIG SET maxmemory 100kb");
+    let oom = |reply: Reply| matches!(&reply, Reply::Error(e) if e.starts_with("OOM"));
+    for line in [
+        "BF.ADD b y",
+        "BF.RESERVE n 0.01 100",
+        "BF.MADD b y z",
+        "CF.ADD c y",
+        "CF.RESERVE n 100",
+        "BF.INSERT b ITEMS q",
+    ] {
+        assert!(oom(call(&mut conn, line)), "{line}");
+    }
+    assert_eq!(call(&mut conn, "BF.EXISTS b x"), Reply::Int(1));
+    assert_eq!(call(&mut conn, "CF.EXISTS c x"), Reply::Int(1));
+    assert_eq!(call(&mut conn, "BF.CARD b"), Reply::Int(1));
+    // CF.DEL frees memory, so it is allowed under maxmemory (not deny-oom).
+    assert_eq!(call(&mut conn, "CF.DEL c x"), Reply::Int(1));
+}
+
+#[test]
+fn command_metadata_is_complete() {
+    let server = Server::start();
+    let mut conn = server.raw();
+    // Arity, flags and key specs with the right access.
+    let info = call(&mut conn, "COMMAND INFO bf.exists bf.add cf.compact cf.del").array();
+    let arity: Vec<i64> = info.iter().map(|c| c.array()[1].int()).collect();
+    assert_eq!(arity, vec![3, 3, 2, 3]);
+    let flags = |c: &Reply| {
+        c.array()[2]
+            .array()
+            .iter()
+            .map(Reply::text)
+            .collect::<Vec<_>>()
+    };
+    assert!(flags(&info[0]).contains(&"readonly".to_string()));
+    assert!(flags(&info[1]).contains(&"denyoom".to_string()));
+    assert!(flags(&info[2]).contains(&"write".to_string()));
+    let key_flags = |c: &Reply| {
+        let spec = c.array()[8].array()[0].array();
+        let at = spec
+            .iter()
+            .position(|f| f == &Reply::Bulk(Some(b"flags".to_vec())))
+            .unwrap();
+        spec[at + 1]
+            .array()
+            .iter()
+            .map(Reply::text)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(key_flags(&info[0]), vec!["RO", "access"]);
+    assert_eq!(key_flags(&info[1]), vec!["RW", "update"]);
+    // COMMAND DOCS: summary, complexity, since and arguments for redis-cli hints.
+    let docs = call(&mut conn, "COMMAND DOCS bf.reserve").array();
+    let fields = docs[1].array();
+    let get = |name: &str| {
+        let i = fields.iter().position(|f| f.text() == name).unwrap();
+        fields[i + 1].clone()
+    };
+    assert_eq!(get("summary").text(), "Creates a new Bloom Filter");
+    assert_eq!(get("complexity").text(), "O(1)");
+    assert_eq!(get("since").text(), "1.0.0");
+    let names: Vec<String> = get("arguments")
+        .array()
+        .iter()
+        .map(|a| a.array()[1].text())
+        .collect();
+    assert_eq!(
+        names,
+        vec!["key", "error_rate", "capacity", "expansion", "nonscaling"]
+    );
+    // Every command has docs.
+    let all = call(&mut conn, "COMMAND LIST FILTERBY MODULE bf").array();
+    assert_eq!(all.len(), 25);
+    // ACL: module categories where the server has them (Redis ≥ 7.4); by command name
+    // everywhere.
+    let categories: Vec<String> = call(&mut conn, "ACL CAT")
+        .array()
+        .iter()
+        .map(Reply::text)
+        .collect();
+    if categories.contains(&"bloom".to_string()) {
+        let bloom: Vec<String> = call(&mut conn, "ACL CAT bloom")
+            .array()
+            .iter()
+            .map(Reply::text)
+            .collect();
+        assert_eq!(bloom.len(), 11);
+        assert!(bloom.iter().all(|c| c.starts_with("bf.")));
+        let cuckoo = call(&mut conn, "ACL CAT cuckoo").array();
+        assert_eq!(cuckoo.len(), 14);
+    }
+    call(
+        &mut conn,
+        "ACL SETUSER reader on nopass +bf.exists +cf.exists ~*",
+    );
+    let mut reader = server.raw();
+    call(&mut reader, "AUTH reader x");
+    assert_eq!(call(&mut reader, "BF.EXISTS k x"), Reply::Int(0));
+    assert_eq!(call(&mut reader, "CF.EXISTS k x"), Reply::Int(0));
+    let denied = call(&mut reader, "BF.ADD k x");
+    assert!(
+        matches!(&denied, Reply::Error(e) if e.starts_with("NOPERM")),
+        "{denied:?}"
+    );
+}
