@@ -17,7 +17,7 @@ fn start_cluster() -> Vec<Server> {
         "5000",
     ];
     let nodes: Vec<Server> = (0..3).map(|_| Server::start_with(&cluster_args)).collect();
-    let mut create = Command::new("redis-cli");
+    let mut create = Command::new(common::cli_binary());
     create.arg("--cluster").arg("create");
     for node in &nodes {
         create.arg(format!("127.0.0.1:{}", node.port));

@@ -32,6 +32,19 @@ pub fn server_binary() -> String {
     std::env::var("REDBLOOM_SERVER").unwrap_or_else(|_| "redis-server".to_string())
 }
 
+/// The command-line client that goes with the server: `valkey-cli` next to a
+/// `valkey-server`, else `redis-cli`.
+pub fn cli_binary() -> String {
+    let server = PathBuf::from(server_binary());
+    if let Some(name) = server.file_name().and_then(|n| n.to_str()) {
+        let cli = server.with_file_name(name.replace("-server", "-cli"));
+        if cli.is_file() {
+            return cli.display().to_string();
+        }
+    }
+    "redis-cli".to_string()
+}
+
 /// A port nobody listens on (nor on port + 10000, a cluster node's bus port), distinct
 /// across the tests of one binary and, by the process id, across test binaries.
 fn free_port() -> u16 {
@@ -254,6 +267,15 @@ impl Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
+        if std::thread::panicking() {
+            let log = self.log();
+            let tail: Vec<&str> = log.lines().rev().take(40).collect();
+            eprintln!(
+                "--- last lines of the server log (port {}) ---\n{}",
+                self.port,
+                tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+            );
+        }
         self.stop(true);
         if !self.keep_dir {
             let _ = std::fs::remove_dir_all(&self.dir);
