@@ -59,8 +59,12 @@ impl LinkShape {
             entries = (bits as f64 / bpe) as u64;
             (bits, n2)
         } else if options & OPT_NOROUND != 0 {
-            let bits = (entries as f64 * bpe) as u64;
-            (bits.max(1), 0)
+            let wanted = entries as f64 * bpe;
+            // A bit count beyond u64 (C would overflow here) is beyond any ceiling.
+            if wanted >= u64::MAX as f64 {
+                return Err(LinkError::TooLarge);
+            }
+            ((wanted as u64).max(1), 0)
         } else {
             let wanted = entries as f64 * bpe;
             if !wanted.is_finite() {
@@ -81,7 +85,7 @@ impl LinkShape {
         } else {
             bits / 8
         };
-        let bits = bytes.checked_mul(8).ok_or(LinkError::Invalid)?;
+        let bits = bytes.checked_mul(8).ok_or(LinkError::TooLarge)?;
         let hashes = (LN2 * bpe).ceil();
         if !(1.0..=f64::from(MAX_HASHES)).contains(&hashes) {
             return Err(LinkError::Invalid);
@@ -280,6 +284,13 @@ mod tests {
     fn huge_links_respect_the_ceiling() {
         let s = shape(1_000_000_000_000, 0.01);
         assert_eq!(Link::new(s, 1 << 30), Err(LinkError::TooLarge));
+        // More bits than a u64 holds: too large for any ceiling, not "invalid".
+        for entries in [i64::MAX as u64, u64::MAX, 1 << 61] {
+            assert_eq!(
+                LinkShape::new(entries, 0.01, CMD_OPTIONS),
+                Err(LinkError::TooLarge)
+            );
+        }
     }
 
     #[test]

@@ -3,6 +3,8 @@
 //! returns replies byte for byte; and the `redis` crate client.
 #![allow(dead_code)]
 
+pub mod bf;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -294,6 +296,30 @@ pub enum Reply {
 }
 
 impl Reply {
+    /// `+OK`.
+    pub fn ok() -> Reply {
+        Reply::Simple("OK".into())
+    }
+    /// An error reply with exactly this text (after the `-`).
+    pub fn err(text: &str) -> Reply {
+        Reply::Error(text.into())
+    }
+    /// A (non-nil) bulk string.
+    pub fn bulk(data: impl AsRef<[u8]>) -> Reply {
+        Reply::Bulk(Some(data.as_ref().to_vec()))
+    }
+    /// A nil bulk string.
+    pub fn nil() -> Reply {
+        Reply::Bulk(None)
+    }
+    /// An array of integers.
+    pub fn int_array(values: &[i64]) -> Reply {
+        Reply::Array(Some(values.iter().map(|&n| Reply::Int(n)).collect()))
+    }
+    /// An array of bulk strings (BF.DEBUG's shape).
+    pub fn bulk_array(values: &[&str]) -> Reply {
+        Reply::Array(Some(values.iter().map(Reply::bulk).collect()))
+    }
     pub fn int(&self) -> i64 {
         match self {
             Reply::Int(n) => *n,
@@ -431,6 +457,14 @@ impl RawConnection {
                 }
                 Reply::Array(Some((0..len).map(|_| self.parse()).collect()))
             }
+            // RESP3 types (after HELLO 3) folded into the RESP2 shapes; `last_raw` tells
+            // them apart: a map is its flat key/value array, null a nil bulk, a boolean 1/0.
+            "%" => {
+                let len: i64 = rest.parse().expect("length");
+                Reply::Array(Some((0..2 * len).map(|_| self.parse()).collect()))
+            }
+            "_" => Reply::Bulk(None),
+            "#" => Reply::Int(i64::from(rest == "t")),
             _ => panic!("unexpected reply line {line:?}"),
         }
     }
@@ -440,6 +474,16 @@ impl RawConnection {
 pub fn call(conn: &mut RawConnection, line: &str) -> Reply {
     let args: Vec<&str> = line.split(' ').collect();
     conn.call(&args)
+}
+
+/// One field of an INFO section (`name:value` line), e.g. `master_repl_offset`.
+pub fn info_field(conn: &mut RawConnection, section: &str, name: &str) -> String {
+    let info = conn.call(&["INFO", section]).text();
+    let prefix = format!("{name}:");
+    info.lines()
+        .find_map(|line| line.strip_prefix(&prefix))
+        .unwrap_or_else(|| panic!("no {name} in INFO {section}"))
+        .to_string()
 }
 
 /// Polls until `f` holds or 10 s pass.
