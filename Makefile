@@ -3,7 +3,7 @@ PORT ?= 6379
 CARGO ?= cargo
 MODULE := target/release/libredbloom.so
 
-.PHONY: all deps build run test lint fmt unit integration bench docker clean
+.PHONY: all deps build run test test-redis test-valkey lint fmt bench docker clean
 
 all: build
 
@@ -13,13 +13,26 @@ deps:
 build: deps
 	$(CARGO) build --release
 
-## Start redis-server in the foreground on 127.0.0.1:$(PORT) with the module loaded.
+## Start the server in the foreground on 127.0.0.1:$(PORT) with the module loaded:
+## redis-server by default, Valkey 8.1 with SERVER=valkey.
 run: build
+ifeq ($(SERVER),valkey)
+	$$(scripts/valkey-server.sh) --port $(PORT) --bind 127.0.0.1 --save "" --loadmodule $(CURDIR)/$(MODULE)
+else
 	redis-server --port $(PORT) --bind 127.0.0.1 --save "" --loadmodule $(CURDIR)/$(MODULE)
+endif
 
-## Everything CI runs: formatting, lints, unit and integration tests.
-test: deps lint
+## Everything CI runs: formatting, lints, unit tests, and the integration tests against
+## Redis and against Valkey.
+test: deps lint test-redis test-valkey
+
+## Unit tests, benchmarks compiled as tests, integration tests against redis-server.
+test-redis: deps
 	$(CARGO) test --all-targets
+
+## The integration tests against Valkey 8.1 (installed into .venv when missing).
+test-valkey: deps
+	REDBLOOM_SERVER=$$(scripts/valkey-server.sh) $(CARGO) test --tests
 
 lint:
 	$(CARGO) fmt --check
