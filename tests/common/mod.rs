@@ -486,6 +486,13 @@ pub fn info_field(conn: &mut RawConnection, section: &str, name: &str) -> String
         .to_string()
 }
 
+/// Whether the server under test is Valkey (its INFO names it), not Redis.
+pub fn is_valkey(conn: &mut RawConnection) -> bool {
+    conn.call(&["INFO", "server"])
+        .text()
+        .contains("server_name:valkey")
+}
+
 /// Polls until `f` holds or 10 s pass.
 pub fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(10);
