@@ -79,8 +79,30 @@ fn commands() -> Vec<CommandSpec> {
         spec("cf.debug", command_entry!(cf::debug), RO, 2, Read, "Returns internal debug information about a Cuckoo Filter", "O(1)"),
         spec("cf.scandump", command_entry!(cf::scandump), RO, 3, Read, SCANDUMP_SUMMARY, CAPACITY_COMPLEXITY),
         spec("cf.loadchunk", command_entry!(cf::loadchunk), RW, 4, Write, LOADCHUNK_SUMMARY, CAPACITY_COMPLEXITY),
+        // CBF: the counting Bloom filter (docs/cbf.md).
+        spec("cbf.reserve", command_entry!(redis::cbf::reserve), RW, -4, Write, "Creates a new counting Bloom filter", "O(1)"),
+        spec("cbf.add", command_entry!(redis::cbf::add), RW, 3, Write, "Adds an item to a counting Bloom filter", CBF_ITEM_COMPLEXITY),
+        spec("cbf.madd", command_entry!(redis::cbf::madd), RW, -3, Write, CBF_MADD_SUMMARY, CBF_MULTI_COMPLEXITY),
+        spec("cbf.insert", command_entry!(redis::cbf::insert), RW, -4, Write, CBF_MADD_SUMMARY, CBF_MULTI_COMPLEXITY),
+        spec("cbf.exists", command_entry!(redis::cbf::exists), RO, 3, Read, "Checks whether an item exists in a counting Bloom filter", CBF_ITEM_COMPLEXITY),
+        spec("cbf.mexists", command_entry!(redis::cbf::mexists), RO, -3, Read, "Checks whether one or more items exist in a counting Bloom filter", CBF_MULTI_COMPLEXITY),
+        spec("cbf.count", command_entry!(redis::cbf::count), RO, 3, Read, "Returns the estimated number of times an item was added to a counting Bloom filter", CBF_ITEM_COMPLEXITY),
+        spec("cbf.del", command_entry!(redis::cbf::del), "write fast", 3, Write, "Deletes one occurrence of an item from a counting Bloom filter", CBF_ITEM_COMPLEXITY),
+        spec("cbf.info", command_entry!(redis::cbf::info), RO, -2, Read, "Returns information about a counting Bloom filter", "O(1)"),
+        spec("cbf.card", command_entry!(redis::cbf::card), RO, 2, Read, "Returns the number of items in a counting Bloom filter", "O(1)"),
+        spec("cbf.debug", command_entry!(redis::cbf::debug), RO, 2, Read, "Returns internal debug information about a counting Bloom filter", "O(n), where n is the number of sub-filters"),
+        spec("cbf.scandump", command_entry!(redis::cbf::scandump), RO, 3, Read, "Begins an incremental save of the counting Bloom filter", CAPACITY_COMPLEXITY),
+        spec("cbf.loadchunk", command_entry!(redis::cbf::loadchunk), RW, 4, Write, LOADCHUNK_SUMMARY, CAPACITY_COMPLEXITY),
     ]
 }
+
+// CBF
+const CBF_ITEM_COMPLEXITY: &str =
+    "O(k * n), where k is the number of hash functions and n is the number of sub-filters";
+const CBF_MULTI_COMPLEXITY: &str =
+    "O(k * n * m), where k is the number of hash functions, n the number of sub-filters and m the number of items";
+const CBF_MADD_SUMMARY: &str =
+    "Adds one or more items to a counting Bloom filter. A filter will be created if it does not exist";
 
 fn init(ctx: &Context, args: &[RedisString]) -> Status {
     let args: Vec<Vec<u8>> = args.iter().map(|a| a.as_slice().to_vec()).collect();
@@ -106,8 +128,10 @@ redis_module! {
     name: "bf",
     version: MODULE_VERSION,
     allocator: (redis::ffi::ModuleAllocator, redis::ffi::ModuleAllocator),
-    data_types: [BLOOM_TYPE, CUCKOO_TYPE],
+    data_types: [BLOOM_TYPE, CUCKOO_TYPE, COUNTING_TYPE],
     init: init,
 }
 
 use redis::types::{BLOOM_TYPE, CUCKOO_TYPE};
+// CBF
+use redis::types::COUNTING_TYPE;

@@ -7,3 +7,5 @@ pub mod config;
 pub mod errors;
 pub mod ffi;
 pub mod types;
+// CBF
+pub mod cbf;

@@ -66,3 +66,38 @@ impl ModuleValue for CuckooFilter {
         self.mem_usage() as usize
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// CBF: the counting Bloom filter, redbloom's own type (no RedisBloom counterpart).
+
+/// The counting Bloom filter type: a 9-character name of its own, encoding 1.
+pub static COUNTING_TYPE: RedisType = RedisType::new(
+    "RBcountBF",
+    crate::filter::rdb::COUNTING_ENCODING,
+    type_methods::<crate::filter::counting::CountingChain>(),
+);
+
+impl ModuleValue for crate::filter::counting::CountingChain {
+    fn rdb_save(&self, out: &mut RdbWriter) {
+        rdb::save_counting(self, out);
+    }
+
+    fn rdb_load(input: &mut RdbReader, encver: i32) -> Option<Self> {
+        rdb::load_counting(input, encver)
+    }
+
+    /// A CBF.LOADCHUNK sequence, exactly what CBF.SCANDUMP would return.
+    fn aof_rewrite(&self, aof: &mut AofWriter) {
+        use crate::filter::counting_dump;
+        aof.emit_chunk(c"CBF.LOADCHUNK", 1, &counting_dump::header(self));
+        let mut iter = 1;
+        while let Some((next, data)) = counting_dump::chunk(self, iter) {
+            aof.emit_chunk(c"CBF.LOADCHUNK", next, data);
+            iter = next;
+        }
+    }
+
+    fn mem_usage(&self) -> usize {
+        self.mem_usage() as usize
+    }
+}
