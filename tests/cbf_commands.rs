@@ -233,7 +233,11 @@ fn reserve_validation_order_and_errors() {
     expect(&mut conn, "CBF.RESERVE e4 0.01 100 expansion 4", ok());
     expect(&mut conn, "CBF.INFO e4 EXPANSION", ints(&[4]));
     expect(&mut conn, "CBF.RESERVE e0 0.01 100 EXPANSION 0", ok());
-    expect(&mut conn, "CBF.INFO e0", info(100, 32 + 64 + 480, 1, 0, None));
+    expect(
+        &mut conn,
+        "CBF.INFO e0",
+        info(100, 32 + 64 + 480, 1, 0, None),
+    );
     expect(&mut conn, "CBF.RESERVE ns 0.01 100 nonscaling", ok());
     expect(
         &mut conn,

@@ -676,18 +676,20 @@ mod tests {
         assert!(cbf.is_valid());
         let opts = cbf.options;
         let good = cbf.links[0].clone();
-        let mutations: Vec<Box<dyn Fn(&mut CountingLink)>> = vec![
-            Box::new(|l| l.bits += 64),
-            Box::new(|l| l.bits -= 2),
-            Box::new(|l| l.counters.pop().map(drop).unwrap_or(())),
-            Box::new(|l| l.hashes += 1),
-            Box::new(|l| l.error = 1.0),
-            Box::new(|l| l.entries *= 2),
-            Box::new(|l| l.bpe *= 1.0 + 1e-12),
-            Box::new(|l| {
+        let mutations: [fn(&mut CountingLink); 8] = [
+            |l| l.bits += 64,
+            |l| l.bits -= 2,
+            |l| {
+                l.counters.pop();
+            },
+            |l| l.hashes += 1,
+            |l| l.error = 1.0,
+            |l| l.entries *= 2,
+            |l| l.bpe *= 1.0 + 1e-12,
+            |l| {
                 l.bpe = 1e12;
                 l.hashes = (crate::filter::bloom::LN2 * 1e12).ceil() as u32
-            }),
+            },
         ];
         for (i, mutate) in mutations.iter().enumerate() {
             let mut bad = good.clone();
