@@ -271,7 +271,7 @@ mod tests {
 
     #[test]
     fn sixteen_mib_chunks_never_span_links() {
-        // 0.01 / 5M: a BF link of 5 990 400 bytes, counters 23 961 600 bytes → 2 chunks.
+        // 0.01 / 5M: a BF link of 5 990 664 bytes, counters 23 962 656 bytes → 2 chunks.
         let cbf = CountingChain::new(5_000_000, 0.01, 2, false, u64::MAX).unwrap();
         let bytes = cbf.links[0].bytes() as i64;
         let all: Vec<(i64, usize)> = chunks(&cbf).iter().map(|(n, d)| (*n, d.len())).collect();
