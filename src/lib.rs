@@ -5,7 +5,7 @@ pub mod filter;
 pub mod redis;
 
 use redis::ffi::{register_command, CommandSpec, KeyAccess};
-use redis::{bf, cf};
+use redis::{bf, cbf, cf};
 use redis_module::{redis_module, Context, RedisString, Status};
 
 /// MODULE LIST version: MAJOR·10000 + MINOR·100 + PATCH of this crate.
@@ -55,7 +55,11 @@ fn commands() -> Vec<CommandSpec> {
     const LOADCHUNK_ARGS: &str = "key:key iterator:integer data:string";
     let spec = |name: &'static str, entry, flags, arity, key, summary, complexity, args| CommandSpec {
         name, entry, flags, arity, key, summary, complexity, args, since: "1.0.0",
-        acl_category: if name.starts_with("bf.") { "bloom" } else { "cuckoo" },
+        acl_category: match name.split('.').next() {
+            Some("bf") => "bloom",
+            Some("cf") => "cuckoo",
+            _ => "cbf",
+        },
     };
     vec![
         spec("bf.reserve", command_entry!(bf::reserve), RW, -4, Write, "Creates a new Bloom Filter", "O(1)",
@@ -90,8 +94,28 @@ fn commands() -> Vec<CommandSpec> {
         spec("cf.debug", command_entry!(cf::debug), RO, 2, Read, "Returns internal debug information about a Cuckoo Filter", "O(1)", KEY),
         spec("cf.scandump", command_entry!(cf::scandump), RO, 3, Read, SCANDUMP_SUMMARY, CAPACITY_COMPLEXITY, SCANDUMP_ARGS),
         spec("cf.loadchunk", command_entry!(cf::loadchunk), RW, 4, Write, LOADCHUNK_SUMMARY, CAPACITY_COMPLEXITY, LOADCHUNK_ARGS),
+        spec("cbf.reserve", command_entry!(cbf::reserve), RW, -4, Write, "Creates a new counting Bloom filter", "O(1)", "key:key error_rate:double capacity:integer [EXPANSION expansion:integer] [NONSCALING]"),
+        spec("cbf.add", command_entry!(cbf::add), RW, 3, Write, "Adds an item to a counting Bloom filter", CBF_ITEM_COMPLEXITY, KEY_ITEM),
+        spec("cbf.madd", command_entry!(cbf::madd), RW, -3, Write, CBF_MADD_SUMMARY, CBF_MULTI_COMPLEXITY, KEY_ITEMS),
+        spec("cbf.insert", command_entry!(cbf::insert), RW, -4, Write, CBF_MADD_SUMMARY, CBF_MULTI_COMPLEXITY, "key:key [CAPACITY capacity:integer] [ERROR error:double] [EXPANSION expansion:integer] [NOCREATE] [NONSCALING] ITEMS item:string..."),
+        spec("cbf.exists", command_entry!(cbf::exists), RO, 3, Read, "Checks whether an item exists in a counting Bloom filter", CBF_ITEM_COMPLEXITY, KEY_ITEM),
+        spec("cbf.mexists", command_entry!(cbf::mexists), RO, -3, Read, "Checks whether one or more items exist in a counting Bloom filter", CBF_MULTI_COMPLEXITY, KEY_ITEMS),
+        spec("cbf.count", command_entry!(cbf::count), RO, 3, Read, "Returns the estimated number of times an item was added to a counting Bloom filter", CBF_ITEM_COMPLEXITY, KEY_ITEM),
+        spec("cbf.del", command_entry!(cbf::del), "write fast", 3, Write, "Deletes one occurrence of an item from a counting Bloom filter", CBF_ITEM_COMPLEXITY, KEY_ITEM),
+        spec("cbf.info", command_entry!(cbf::info), RO, -2, Read, "Returns information about a counting Bloom filter", "O(1)", "key:key [CAPACITY|SIZE|FILTERS|ITEMS|EXPANSION]"),
+        spec("cbf.card", command_entry!(cbf::card), RO, 2, Read, "Returns the number of items in a counting Bloom filter", "O(1)", KEY),
+        spec("cbf.debug", command_entry!(cbf::debug), RO, 2, Read, "Returns internal debug information about a counting Bloom filter", "O(n), where n is the number of sub-filters", KEY),
+        spec("cbf.scandump", command_entry!(cbf::scandump), RO, 3, Read, "Begins an incremental save of the counting Bloom filter", CAPACITY_COMPLEXITY, SCANDUMP_ARGS),
+        spec("cbf.loadchunk", command_entry!(cbf::loadchunk), RW, 4, Write, LOADCHUNK_SUMMARY, CAPACITY_COMPLEXITY, LOADCHUNK_ARGS),
     ]
 }
+
+const CBF_ITEM_COMPLEXITY: &str =
+    "O(k * n), where k is the number of hash functions and n is the number of sub-filters";
+const CBF_MULTI_COMPLEXITY: &str =
+    "O(k * n * m), where k is the number of hash functions, n the number of sub-filters and m the number of items";
+const CBF_MADD_SUMMARY: &str =
+    "Adds one or more items to a counting Bloom filter. A filter will be created if it does not exist";
 
 fn init(ctx: &Context, args: &[RedisString]) -> Status {
     let args: Vec<Vec<u8>> = args.iter().map(|a| a.as_slice().to_vec()).collect();
@@ -100,7 +124,7 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
         return Status::Err;
     }
     redis::config::register(ctx);
-    if let Err(message) = redis::ffi::add_acl_categories(ctx, &["bloom", "cuckoo"]) {
+    if let Err(message) = redis::ffi::add_acl_categories(ctx, &["bloom", "cuckoo", "cbf"]) {
         ctx.log_warning(&message);
         return Status::Err;
     }
@@ -123,8 +147,9 @@ redis_module! {
     name: "bf",
     version: MODULE_VERSION,
     allocator: (redis::ffi::ModuleAllocator, redis::ffi::ModuleAllocator),
-    data_types: [BLOOM_TYPE, CUCKOO_TYPE],
+    data_types: [BLOOM_TYPE, CUCKOO_TYPE, COUNTING_TYPE],
     init: init,
 }
 
-use redis::types::{BLOOM_TYPE, CUCKOO_TYPE};
+use redis::types::{BLOOM_TYPE, COUNTING_TYPE, CUCKOO_TYPE};
+// CBF

@@ -11,6 +11,9 @@ pub mod cuckoo_dump;
 pub mod fmt;
 pub mod hash;
 pub mod rdb;
+// CBF
+pub mod counting;
+pub mod counting_dump;
 
 use std::collections::TryReserveError;
 

@@ -9,3 +9,5 @@ pub mod errors;
 pub mod ffi;
 pub mod stats;
 pub mod types;
+// CBF
+pub mod cbf;

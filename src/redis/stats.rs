@@ -83,10 +83,11 @@ impl TypeStats {
 
 pub static BLOOM_STATS: TypeStats = TypeStats::new("bf");
 pub static CUCKOO_STATS: TypeStats = TypeStats::new("cf");
+pub static COUNTING_STATS: TypeStats = TypeStats::new("cbf");
 
 /// Every type's totals, in INFO order.
-pub fn all() -> [&'static TypeStats; 2] {
-    [&BLOOM_STATS, &CUCKOO_STATS]
+pub fn all() -> [&'static TypeStats; 3] {
+    [&BLOOM_STATS, &CUCKOO_STATS, &COUNTING_STATS]
 }
 
 /// The module's INFO section (`INFO bf` or `INFO modules`): per filter type the number of

@@ -1,9 +1,11 @@
 //! The module data types and how each filter is persisted, copied and counted.
 
 use super::ffi::{type_methods, AofWriter, ModuleValue, RdbReader};
-use super::stats::{Snapshot, TypeStats, BLOOM_STATS, CUCKOO_STATS};
+use super::stats::{Snapshot, TypeStats, BLOOM_STATS, COUNTING_STATS, CUCKOO_STATS};
 use crate::filter::bloom_dump;
 use crate::filter::chain::Chain;
+use crate::filter::counting::CountingChain;
+use crate::filter::counting_dump;
 use crate::filter::cuckoo::CuckooFilter;
 use crate::filter::cuckoo_dump;
 use crate::filter::rdb::{self, FieldWriter};
@@ -97,5 +99,53 @@ impl ModuleValue for CuckooFilter {
 
     fn stats() -> &'static TypeStats {
         &CUCKOO_STATS
+    }
+}
+
+/// The counting Bloom filter type: redbloom's own (no RedisBloom counterpart), a
+/// 9-character name of its own, encoding 1.
+pub static COUNTING_TYPE: RedisType = RedisType::new(
+    "RBcountBF",
+    rdb::COUNTING_ENCODING,
+    type_methods::<CountingChain>(),
+);
+
+impl ModuleValue for CountingChain {
+    fn save<W: FieldWriter>(&self, out: &mut W) {
+        rdb::save_counting(self, out);
+    }
+
+    fn load(input: &mut RdbReader, encver: i32) -> Option<Self> {
+        rdb::load_counting(input, encver)
+    }
+
+    /// A CBF.LOADCHUNK sequence, exactly what CBF.SCANDUMP would return.
+    fn aof_rewrite(&self, aof: &mut AofWriter) {
+        aof.emit_chunk(c"CBF.LOADCHUNK", 1, &counting_dump::header(self));
+        let mut iter = 1;
+        while let Some((next, data)) = counting_dump::chunk(self, iter) {
+            aof.emit_chunk(c"CBF.LOADCHUNK", next, data);
+            iter = next;
+        }
+    }
+
+    fn mem_usage(&self) -> usize {
+        CountingChain::mem_usage(self) as usize
+    }
+
+    fn try_clone(&self) -> Option<Self> {
+        CountingChain::try_clone(self)
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            bytes: CountingChain::mem_usage(self) as i64,
+            items: self.items as i64,
+            sub_filters: self.links.len() as i64,
+        }
+    }
+
+    fn stats() -> &'static TypeStats {
+        &COUNTING_STATS
     }
 }

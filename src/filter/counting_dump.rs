@@ -1,0 +1,431 @@
+//! CBF.SCANDUMP / CBF.LOADCHUNK: a versioned little-endian header, then the counter arrays
+//! in chunks laid out exactly like BF's (≤ 16 MiB, never spanning links, iterator = 1 +
+//! byte offset past the chunk in the concatenation of the links' arrays, oldest first).
+//!
+//! Header (all fields little-endian, packed), 24 + 52 × nlinks bytes:
+//!
+//! | offset | size | field |
+//! |---|---|---|
+//! | 0 | 4 | magic `CBF1` (format version 1; no BF or CF header begins like this and has this length) |
+//! | 4 | 8 | total items |
+//! | 12 | 4 | number of links (≥ 1; exactly 1 if non-scaling) |
+//! | 16 | 4 | options: 5 (scaling) or 13 (non-scaling) |
+//! | 20 | 4 | growth (≤ 32768) |
+//!
+//! then per link, oldest first (52 bytes each): u64 counter-array bytes, u64 counters,
+//! u64 items in the link, f64 error, f64 bits per entry, u32 hashes, u64 entries.
+
+use super::bloom_dump::{DumpError, MAX_CHUNK};
+use super::counting::{CountingChain, CountingLink, CBF_LINK_OVERHEAD, CBF_OVERHEAD};
+
+/// The first four bytes of every counting-filter header.
+pub const MAGIC: &[u8; 4] = b"CBF1";
+pub const CHAIN_HEADER_LEN: usize = 24;
+pub const LINK_HEADER_LEN: usize = 52;
+
+/// The header SCANDUMP returns for iterator 0.
+pub fn header(chain: &CountingChain) -> Vec<u8> {
+    let mut out = Vec::with_capacity(CHAIN_HEADER_LEN + LINK_HEADER_LEN * chain.links.len());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&chain.items.to_le_bytes());
+    out.extend_from_slice(&(chain.links.len() as u32).to_le_bytes());
+    out.extend_from_slice(&chain.options.to_le_bytes());
+    out.extend_from_slice(&chain.growth.to_le_bytes());
+    for link in &chain.links {
+        out.extend_from_slice(&link.bytes().to_le_bytes());
+        out.extend_from_slice(&link.bits.to_le_bytes());
+        out.extend_from_slice(&link.items.to_le_bytes());
+        out.extend_from_slice(&link.error.to_le_bytes());
+        out.extend_from_slice(&link.bpe.to_le_bytes());
+        out.extend_from_slice(&link.hashes.to_le_bytes());
+        out.extend_from_slice(&link.entries.to_le_bytes());
+    }
+    out
+}
+
+/// Little-endian field reader over a slice whose length was checked beforehand.
+struct Reader<'a>(&'a [u8]);
+
+impl Reader<'_> {
+    fn take<const N: usize>(&mut self) -> [u8; N] {
+        let (head, rest) = self.0.split_at(N);
+        self.0 = rest;
+        head.try_into().expect("length checked")
+    }
+    fn u64(&mut self) -> u64 {
+        u64::from_le_bytes(self.take())
+    }
+    fn u32(&mut self) -> u32 {
+        u32::from_le_bytes(self.take())
+    }
+    fn f64(&mut self) -> f64 {
+        f64::from_le_bytes(self.take())
+    }
+}
+
+/// A zero-counter filter from a LOADCHUNK header; its counters arrive in later chunks.
+/// Checks, in order (any failure → `BadData`): length ≥ 24; magic; at least one link;
+/// length exactly 24 + 52 × nlinks; options 5 or 13 and growth ≤ 32768; one link if
+/// non-scaling; every link exactly the link this code makes for its entries and error
+/// (so its counters, hashes and array length are consistent and bounded); the sum of link
+/// items without overflow; the memory (as `mem_usage` counts it) within `max_bytes`;
+/// every array allocated fallibly; the sum of link items equal to the total.
+pub fn chain_from_header(data: &[u8], max_bytes: u64) -> Result<CountingChain, DumpError> {
+    if data.len() < CHAIN_HEADER_LEN || &data[..4] != MAGIC {
+        return Err(DumpError::BadData);
+    }
+    let mut fields = Reader(&data[4..]);
+    let items = fields.u64();
+    let nlinks = fields.u32();
+    let options = fields.u32();
+    let growth = fields.u32();
+    let expected_len = CHAIN_HEADER_LEN as u64 + LINK_HEADER_LEN as u64 * u64::from(nlinks);
+    if nlinks == 0
+        || data.len() as u64 != expected_len
+        || !CountingChain::options_are_valid(options, growth)
+    {
+        return Err(DumpError::BadData);
+    }
+    let scaling = options & super::bloom::OPT_NO_SCALING == 0;
+    if !scaling && nlinks != 1 {
+        return Err(DumpError::BadData);
+    }
+    let mut links: Vec<CountingLink> = Vec::new();
+    links
+        .try_reserve_exact(nlinks as usize)
+        .map_err(|_| DumpError::BadData)?;
+    let mut used = CBF_OVERHEAD;
+    let mut items_in_links = 0u64;
+    for _ in 0..nlinks {
+        let bytes = fields.u64();
+        let bits = fields.u64();
+        let link_items = fields.u64();
+        let error = fields.f64();
+        let bpe = fields.f64();
+        let hashes = fields.u32();
+        let entries = fields.u64();
+        if !CountingLink::fields_are_valid(entries, error, bpe, hashes, bits, bytes, options) {
+            return Err(DumpError::BadData);
+        }
+        items_in_links = items_in_links
+            .checked_add(link_items)
+            .ok_or(DumpError::BadData)?;
+        used = used
+            .checked_add(CBF_LINK_OVERHEAD)
+            .and_then(|u| u.checked_add(bytes))
+            .filter(|&u| u <= max_bytes)
+            .ok_or(DumpError::BadData)?;
+        let counters = super::zeroed_bytes(bytes).map_err(|_| DumpError::BadData)?;
+        links.push(CountingLink {
+            entries,
+            error,
+            bpe,
+            hashes,
+            bits,
+            items: link_items,
+            counters,
+        });
+    }
+    if items_in_links != items {
+        return Err(DumpError::BadData);
+    }
+    Ok(CountingChain {
+        items,
+        links,
+        options,
+        growth,
+    })
+}
+
+/// The chunk SCANDUMP returns for iterator `iter` ≥ 1: bytes from global offset `iter − 1`
+/// of the concatenated counter arrays, up to 16 MiB and never past the end of that link,
+/// with the next iterator. `None` past the end (and for iterators < 1).
+pub fn chunk(chain: &CountingChain, iter: i64) -> Option<(i64, &[u8])> {
+    let mut offset = u64::try_from(iter).ok()?.checked_sub(1)?;
+    for link in &chain.links {
+        if offset < link.bytes() {
+            let len = MAX_CHUNK.min(link.bytes() - offset);
+            let start = offset as usize;
+            let data = &link.counters[start..start + len as usize];
+            return Some((iter + len as i64, data));
+        }
+        offset -= link.bytes();
+    }
+    None
+}
+
+/// LOADCHUNK of a data chunk: `iter` is the iterator SCANDUMP returned *after* this chunk,
+/// so the chunk starts at `iter − len`. Errors as BF's: `BadData` for a negative start,
+/// `NoLink` when the start lies in no link, `TooBig` when the chunk would run past the end
+/// of its link.
+pub fn load_chunk(chain: &mut CountingChain, iter: i64, data: &[u8]) -> Result<(), DumpError> {
+    let len = data.len() as u64;
+    let end = u64::try_from(iter)
+        .ok()
+        .filter(|&end| end >= 1 && end >= len)
+        .ok_or(DumpError::BadData)?;
+    let mut offset = (end - len).checked_sub(1).ok_or(DumpError::NoLink)?;
+    for link in &mut chain.links {
+        if offset < link.bytes() {
+            if len > link.bytes() - offset {
+                return Err(DumpError::TooBig);
+            }
+            let start = offset as usize;
+            link.counters[start..start + data.len()].copy_from_slice(data);
+            return Ok(());
+        }
+        offset -= link.bytes();
+    }
+    Err(DumpError::NoLink)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::filter::bloom_dump;
+    use crate::filter::chain::Chain;
+    use crate::filter::hash::HashPair;
+    use proptest::prelude::*;
+
+    fn filter_with(capacity: u64, items: usize) -> CountingChain {
+        let mut cbf = CountingChain::new(capacity, 0.01, 2, true, u64::MAX).unwrap();
+        for i in 0..items {
+            cbf.add(HashPair::wide(i.to_string().as_bytes()), u64::MAX);
+        }
+        cbf
+    }
+
+    fn chunks(chain: &CountingChain) -> Vec<(i64, Vec<u8>)> {
+        let mut out = Vec::new();
+        let mut iter = 1;
+        while let Some((next, data)) = chunk(chain, iter) {
+            out.push((next, data.to_vec()));
+            iter = next;
+        }
+        out
+    }
+
+    fn restore(chain: &CountingChain) -> CountingChain {
+        let mut copy = chain_from_header(&header(chain), u64::MAX).unwrap();
+        for (iter, data) in chunks(chain) {
+            load_chunk(&mut copy, iter, &data).unwrap();
+        }
+        copy
+    }
+
+    #[test]
+    fn header_layout() {
+        let mut cbf = CountingChain::new(10, 0.1, 2, true, u64::MAX).unwrap();
+        cbf.add(HashPair::wide(b"item1"), u64::MAX);
+        // The BF example of COMPAT §7.1 with the magic, 4 × the bytes and no n2.
+        assert_eq!(
+            hex::encode(header(&cbf)),
+            "43424631 0100000000000000 01000000 05000000 02000000 \
+             2000000000000000 4000000000000000 0100000000000000 9a9999999999a93f \
+             4af7d49edef01840 05000000 0a00000000000000"
+                .replace(' ', "")
+        );
+        // Positions 11 0 53 42 31: counter p in byte p/2, low nibble when p is even.
+        let all = chunks(&cbf);
+        assert_eq!(all.len(), 1);
+        assert_eq!(all[0].0, 33);
+        let nonzero: Vec<(usize, u8)> = all[0]
+            .1
+            .iter()
+            .enumerate()
+            .filter(|(_, &b)| b != 0)
+            .map(|(i, &b)| (i, b))
+            .collect();
+        assert_eq!(
+            nonzero,
+            vec![(0, 0x01), (5, 0x10), (15, 0x10), (21, 0x01), (26, 0x10)]
+        );
+        assert_eq!(chunk(&cbf, 33), None);
+        assert_eq!(chunk(&cbf, 0), None);
+        assert_eq!(chunk(&cbf, -5), None);
+    }
+
+    #[test]
+    fn chunks_follow_bloom_arithmetic() {
+        let cbf = filter_with(10, 100);
+        let mut bf = Chain::new(10, 0.01, 2, true, u64::MAX).unwrap();
+        for i in 0..100 {
+            bf.add(bf.hash(i.to_string().as_bytes()), u64::MAX);
+        }
+        let lens: Vec<usize> = chunks(&cbf).iter().map(|(_, d)| d.len()).collect();
+        assert_eq!(lens, vec![64, 128, 288, 640]);
+        // Same link sizes ×4 → the same iterator walk as BF's over arrays 4× as long.
+        let bf_lens: Vec<usize> = {
+            let mut out = Vec::new();
+            let mut iter = 1;
+            while let Some((next, data)) = bloom_dump::chunk(&bf, iter) {
+                out.push(data.len() * 4);
+                iter = next;
+            }
+            out
+        };
+        assert_eq!(lens, bf_lens);
+        assert_eq!(chunk(&cbf, 5).map(|(n, d)| (n, d.len())), Some((65, 60)));
+        assert_eq!(restore(&cbf), cbf);
+    }
+
+    #[test]
+    fn sixteen_mib_chunks_never_span_links() {
+        // 0.01 / 5M: a BF link of 5 990 664 bytes, counters 23 962 656 bytes → 2 chunks.
+        let cbf = CountingChain::new(5_000_000, 0.01, 2, false, u64::MAX).unwrap();
+        let bytes = cbf.links[0].bytes() as i64;
+        let all: Vec<(i64, usize)> = chunks(&cbf).iter().map(|(n, d)| (*n, d.len())).collect();
+        assert_eq!(
+            all,
+            vec![
+                (1 + MAX_CHUNK as i64, MAX_CHUNK as usize),
+                (1 + bytes, (bytes - MAX_CHUNK as i64) as usize)
+            ]
+        );
+        assert_eq!(restore(&cbf), cbf);
+    }
+
+    #[test]
+    fn header_checks() {
+        let cbf = filter_with(5, 50);
+        assert!(cbf.links.len() >= 3);
+        let good = header(&cbf);
+        assert_eq!(good.len(), 24 + 52 * cbf.links.len());
+        assert!(chain_from_header(&good, u64::MAX).is_ok());
+        let with = |at: usize, bytes: &[u8]| {
+            let mut h = good.clone();
+            h[at..at + bytes.len()].copy_from_slice(bytes);
+            chain_from_header(&h, u64::MAX)
+        };
+        let bad = Err(DumpError::BadData);
+        assert_eq!(with(0, b"CBF2"), bad, "magic/version");
+        assert_eq!(with(4, &[0xff; 8]), bad, "total items");
+        assert_eq!(with(12, &[0; 4]), bad, "no links");
+        assert_eq!(with(12, &[0xff; 4]), bad, "link count vs length");
+        assert_eq!(with(16, &7u32.to_le_bytes()), bad, "options");
+        assert_eq!(
+            with(16, &13u32.to_le_bytes()),
+            bad,
+            "non-scaling with links > 1"
+        );
+        assert_eq!(with(20, &40000u32.to_le_bytes()), bad, "growth");
+        // First link at 24: bytes, bits, items, error, bpe, hashes, entries.
+        assert_eq!(with(24, &[0xff; 8]), bad, "counter bytes");
+        assert_eq!(with(24 + 8, &(1u64 << 40).to_le_bytes()), bad, "bits");
+        assert_eq!(
+            with(24 + 16, &1u64.to_le_bytes()),
+            bad,
+            "link items vs total"
+        );
+        assert_eq!(with(24 + 24, &0.5f64.to_le_bytes()), bad, "error");
+        assert_eq!(with(24 + 32, &3.0f64.to_le_bytes()), bad, "bpe");
+        assert_eq!(with(24 + 40, &1100u32.to_le_bytes()), bad, "hashes");
+        assert_eq!(with(24 + 44, &1000u64.to_le_bytes()), bad, "entries");
+        // HEAD's huge-allocation corruption (high bytes of bytes and bits).
+        let mut h = good.clone();
+        h[24 + 7] = 0x03;
+        h[24 + 15] = 0x18;
+        assert_eq!(chain_from_header(&h, u64::MAX), bad);
+        // Lengths and the ceiling.
+        assert_eq!(chain_from_header(&good[..23], u64::MAX), bad);
+        assert_eq!(chain_from_header(&good[..good.len() - 1], u64::MAX), bad);
+        let mut longer = good.clone();
+        longer.push(0);
+        assert_eq!(chain_from_header(&longer, u64::MAX), bad);
+        assert_eq!(chain_from_header(&good, cbf.mem_usage() - 1), bad);
+        assert!(chain_from_header(&good, cbf.mem_usage()).is_ok());
+        // A BF header is never a CBF header.
+        let bf = Chain::new(100, 0.01, 2, true, u64::MAX).unwrap();
+        assert_eq!(chain_from_header(&bloom_dump::header(&bf), u64::MAX), bad);
+        assert!(bloom_dump::chain_from_header(&good, u64::MAX).is_err());
+    }
+
+    #[test]
+    fn chunk_checks_as_bloom() {
+        let mut cbf = filter_with(10, 1); // one link of 64 bytes
+        assert_eq!(
+            load_chunk(&mut cbf, i64::MIN, b"1"),
+            Err(DumpError::BadData)
+        );
+        assert_eq!(load_chunk(&mut cbf, 4, &[0; 37]), Err(DumpError::BadData));
+        assert_eq!(load_chunk(&mut cbf, 0, b""), Err(DumpError::BadData));
+        assert_eq!(load_chunk(&mut cbf, 4, b"abcd"), Err(DumpError::NoLink));
+        assert_eq!(load_chunk(&mut cbf, 65, &[0; 65]), Err(DumpError::NoLink));
+        assert_eq!(load_chunk(&mut cbf, 66, &[0; 65]), Err(DumpError::TooBig));
+        assert_eq!(load_chunk(&mut cbf, 66, &[0; 1]), Err(DumpError::NoLink));
+        assert_eq!(load_chunk(&mut cbf, i64::MAX, &[]), Err(DumpError::NoLink));
+        assert_eq!(load_chunk(&mut cbf, 5, b"abcd"), Ok(()));
+        assert_eq!(&cbf.links[0].counters[..4], b"abcd");
+        assert_eq!(load_chunk(&mut cbf, 65, &[7; 64]), Ok(()));
+        assert!(cbf.links[0].counters.iter().all(|&b| b == 7));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+
+        /// SCANDUMP → LOADCHUNK is the identity (counters, counts, shape), deletes included.
+        #[test]
+        fn dump_then_load_is_identity(
+            items in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..6), 0..300),
+            deletes in proptest::collection::vec(any::<usize>(), 0..50),
+            capacity in 1u64..64,
+            growth in 1u32..4,
+            scaling in any::<bool>(),
+        ) {
+            let mut cbf = CountingChain::new(capacity, 0.01, growth, scaling, u64::MAX).unwrap();
+            for item in &items {
+                cbf.add(HashPair::wide(item), u64::MAX);
+            }
+            for d in deletes {
+                if !items.is_empty() {
+                    cbf.delete(HashPair::wide(&items[d % items.len()]));
+                }
+            }
+            prop_assert_eq!(restore(&cbf), cbf);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// Arbitrary headers and chunks never panic; an accepted header is a valid filter.
+        #[test]
+        fn arbitrary_headers_and_chunks_never_panic(
+            data in proptest::collection::vec(any::<u8>(), 0..200),
+            iter in any::<i64>(),
+        ) {
+            let mut with_magic = MAGIC.to_vec();
+            with_magic.extend_from_slice(&data);
+            for bytes in [&data, &with_magic] {
+                if let Ok(cbf) = chain_from_header(bytes, 1 << 20) {
+                    prop_assert!(cbf.is_valid());
+                }
+            }
+            let mut cbf = filter_with(10, 3);
+            let _ = load_chunk(&mut cbf, iter, &data);
+            let _ = chunk(&cbf, iter);
+        }
+
+        /// A valid header with a few bytes overwritten never panics; whatever is accepted
+        /// is a valid filter within the ceiling.
+        #[test]
+        fn corrupted_headers_never_panic(
+            edits in proptest::collection::vec((any::<usize>(), any::<u8>()), 1..6),
+            cut in proptest::option::of(any::<usize>()),
+        ) {
+            let good = header(&filter_with(4, 30));
+            let mut h = good.clone();
+            for (at, byte) in edits {
+                let at = at % h.len();
+                h[at] = byte;
+            }
+            if let Some(cut) = cut {
+                h.truncate(cut % (h.len() + 1));
+            }
+            if let Ok(cbf) = chain_from_header(&h, 1 << 20) {
+                prop_assert!(cbf.is_valid());
+                prop_assert!(cbf.mem_usage() <= 1 << 20);
+            }
+        }
+    }
+}
