@@ -205,9 +205,36 @@ impl Default for CuckooParams {
 pub struct SubFilter {
     buckets: u64,
     data: Vec<u8>,
+    /// Number of empty (zero) slots in `data`, kept in step with every write so that an
+    /// insert can pass over full sub-filters without reading them.
+    free: u64,
 }
 
 impl SubFilter {
+    fn new(buckets: u64, data: Vec<u8>) -> Self {
+        let free = zero_count(&data);
+        SubFilter {
+            buckets,
+            data,
+            free,
+        }
+    }
+
+    /// A sub-filter over freshly zeroed data (no need to count).
+    fn zeroed(buckets: u64, data: Vec<u8>) -> Self {
+        SubFilter {
+            buckets,
+            free: data.len() as u64,
+            data,
+        }
+    }
+
+    /// True when no slot is empty (nothing can be placed here without a kick-out).
+    #[inline]
+    fn is_full(&self) -> bool {
+        self.free == 0
+    }
+
     /// Number of buckets (a power of two).
     pub fn buckets(&self) -> u64 {
         self.buckets
@@ -216,10 +243,6 @@ impl SubFilter {
     /// The slot bytes (`buckets × bucket_size`).
     pub fn data(&self) -> &[u8] {
         &self.data
-    }
-
-    pub(crate) fn data_mut(&mut self) -> &mut [u8] {
-        &mut self.data
     }
 
     /// Byte offset of the bucket of `hash` as RedisBloom's lookup path computes it:
@@ -273,18 +296,33 @@ impl SubFilter {
             .sum()
     }
 
-    /// Clear the first slot equal to fp in bucket(h1), else in bucket(h2).
+    /// The first slot equal to fp in bucket(h1), else in bucket(h2) (the one CF.DEL clears).
     #[inline]
-    fn delete(&mut self, h: &CuckooHash, bs: usize) -> bool {
-        for x in [h.h1, h.h2] {
+    fn find_fp(&self, h: &CuckooHash, bs: usize) -> Option<usize> {
+        [h.h1, h.h2].iter().find_map(|&x| {
             let off = self.lookup_offset(x, bs);
-            if let Some(s) = self.data[off..off + bs].iter().position(|&b| b == h.fp) {
-                self.data[off + s] = 0;
-                return true;
-            }
-        }
-        false
+            self.bucket(off, bs)
+                .iter()
+                .position(|&b| b == h.fp)
+                .map(|s| off + s)
+        })
     }
+}
+
+/// Number of zero bytes (empty slots), eight at a time.
+fn zero_count(data: &[u8]) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let mut words = data.chunks_exact(8);
+    let mut zeros = 0u64;
+    for word in &mut words {
+        let mut bytes = [0u8; 8];
+        bytes.copy_from_slice(word);
+        let x = u64::from_le_bytes(bytes);
+        // The high bit of each byte of `nonzero` is set iff that byte of x is not 0.
+        let nonzero = (((x & LOW7) + LOW7) | x) & !LOW7;
+        zeros += 8 - u64::from(nonzero.count_ones());
+    }
+    zeros + words.remainder().iter().filter(|&&b| b == 0).count() as u64
 }
 
 impl fmt::Debug for SubFilter {
@@ -331,6 +369,11 @@ pub struct CuckooFilter {
     expansion: u16,
     /// Sub-filters, oldest first; never empty.
     filters: Vec<SubFilter>,
+    /// How many sub-filters have an empty slot: an insert stops scanning once it has seen
+    /// them all (with tens of thousands of full sub-filters this keeps inserts O(1)).
+    non_full: usize,
+    /// Total bytes of bucket data (checked against the ceiling on every growth step).
+    data_len: u64,
 }
 
 impl fmt::Debug for CuckooFilter {
@@ -343,6 +386,8 @@ impl fmt::Debug for CuckooFilter {
             .field("max_iterations", &self.max_iterations)
             .field("expansion", &self.expansion)
             .field("filters", &self.filters)
+            .field("non_full", &self.non_full)
+            .field("data_len", &self.data_len)
             .finish()
     }
 }
@@ -416,6 +461,8 @@ impl CuckooFilter {
             max_iterations,
             expansion,
             filters: Vec::new(),
+            non_full: 0,
+            data_len: 0,
         };
         filter.grow(max_bytes)?;
         Ok(filter)
@@ -452,8 +499,12 @@ impl CuckooFilter {
             if data.len() as u64 != len {
                 return Err(CuckooError::InvalidParams);
             }
-            filters.push(SubFilter { buckets, data });
+            filters.push(SubFilter::new(buckets, data));
         }
+        let non_full = filters.iter().filter(|s| !s.is_full()).count();
+        // Each length is bucket_size × buckets ≤ 255 × (2^56 − 1) and there are at most
+        // 65535 of them: the sum fits in a u64.
+        let data_len = filters.iter().map(|s| s.data.len() as u64).sum();
         // The ranges were checked above, so these conversions are exact.
         Ok(CuckooFilter {
             num_buckets: parts.num_buckets,
@@ -463,6 +514,8 @@ impl CuckooFilter {
             max_iterations: parts.max_iterations as u16,
             expansion: parts.expansion as u16,
             filters,
+            non_full,
+            data_len,
         })
     }
 
@@ -507,8 +560,9 @@ impl CuckooFilter {
             let buckets =
                 sub_filter_buckets(parts.num_buckets, expansion, i).ok_or(CuckooError::Overflow)?;
             let data = zeroed_bytes(buckets * bs).map_err(|_| CuckooError::OutOfMemory)?;
-            filters.push(SubFilter { buckets, data });
+            filters.push(SubFilter::zeroed(buckets, data));
         }
+        let non_full = filters.len();
         Ok(CuckooFilter {
             num_buckets: parts.num_buckets,
             num_items: parts.num_items,
@@ -517,6 +571,8 @@ impl CuckooFilter {
             max_iterations: parts.max_iterations as u16,
             expansion,
             filters,
+            non_full,
+            data_len: total,
         })
     }
 
@@ -538,7 +594,7 @@ impl CuckooFilter {
             return Err(CuckooError::Overflow);
         }
         let total = self
-            .data_bytes()
+            .data_len
             .checked_add(bytes)
             .ok_or(CuckooError::Overflow)?;
         if total > max_bytes {
@@ -548,7 +604,9 @@ impl CuckooFilter {
             .try_reserve(1)
             .map_err(|_| CuckooError::OutOfMemory)?;
         let data = zeroed_bytes(bytes).map_err(|_| CuckooError::OutOfMemory)?;
-        self.filters.push(SubFilter { buckets, data });
+        self.filters.push(SubFilter::zeroed(buckets, data));
+        self.non_full += 1;
+        self.data_len = total;
         Ok(())
     }
 
@@ -558,12 +616,10 @@ impl CuckooFilter {
     pub fn insert(&mut self, h: &CuckooHash, max_bytes: u64) -> Result<(), CuckooError> {
         let bs = usize::from(self.bucket_size);
         loop {
-            for sub in self.filters.iter_mut().rev() {
-                if let Some(i) = sub.find_available(h.h1, h.h2, bs) {
-                    sub.data[i] = h.fp;
-                    self.num_items = self.num_items.wrapping_add(1);
-                    return Ok(());
-                }
+            if let Some((s, i)) = self.find_available(h, bs) {
+                self.set_slot(s, i, h.fp);
+                self.num_items = self.num_items.wrapping_add(1);
+                return Ok(());
             }
             if self.kick_out(h) {
                 self.num_items = self.num_items.wrapping_add(1);
@@ -589,25 +645,94 @@ impl CuckooFilter {
         self.insert(h, max_bytes).map(|()| true)
     }
 
+    /// The first empty slot for `h`, sub-filters newest → oldest, bucket(h1) then
+    /// bucket(h2): `(sub-filter, byte index)`. Full sub-filters are passed over unread, and
+    /// the scan stops once every sub-filter with an empty slot has been looked at.
+    fn find_available(&self, h: &CuckooHash, bs: usize) -> Option<(usize, usize)> {
+        let mut left = self.non_full;
+        for (s, sub) in self.filters.iter().enumerate().rev() {
+            if left == 0 {
+                break;
+            }
+            if sub.is_full() {
+                continue;
+            }
+            left -= 1;
+            if let Some(i) = sub.find_available(h.h1, h.h2, bs) {
+                return Some((s, i));
+            }
+        }
+        None
+    }
+
+    /// Store `value` in byte `i` of sub-filter `s`, keeping the empty-slot counts; returns
+    /// the byte it replaced.
+    fn set_slot(&mut self, s: usize, i: usize, value: u8) -> u8 {
+        let sub = &mut self.filters[s];
+        let was_full = sub.is_full();
+        let old = std::mem::replace(&mut sub.data[i], value);
+        match (old == 0, value == 0) {
+            (true, false) => sub.free -= 1,
+            (false, true) => sub.free += 1,
+            _ => {}
+        }
+        match (was_full, sub.is_full()) {
+            (false, true) => self.non_full -= 1,
+            (true, false) => self.non_full += 1,
+            _ => {}
+        }
+        old
+    }
+
+    /// Recount every sub-filter's empty slots and the data size (after compaction
+    /// rewrote slots directly and dropped sub-filters).
+    fn recount(&mut self) {
+        for sub in &mut self.filters {
+            sub.free = zero_count(&sub.data);
+        }
+        self.non_full = self.filters.iter().filter(|s| !s.is_full()).count();
+        self.data_len = self.filters.iter().map(|s| s.data.len() as u64).sum();
+    }
+
+    /// Copy `data` into sub-filter `s` at byte `off` (LOADCHUNK); the caller has checked
+    /// that it fits. Only the overwritten range is recounted.
+    pub(crate) fn overwrite(&mut self, s: usize, off: usize, data: &[u8]) {
+        let sub = &mut self.filters[s];
+        let was_full = sub.is_full();
+        let range = off..off + data.len();
+        let before = zero_count(&sub.data[range.clone()]);
+        sub.data[range].copy_from_slice(data);
+        sub.free = sub.free - before + zero_count(data);
+        match (was_full, sub.is_full()) {
+            (false, true) => self.non_full -= 1,
+            (true, false) => self.non_full += 1,
+            _ => {}
+        }
+    }
+
     /// Kick-out in the newest sub-filter; true if the fingerprint found a home. On failure
     /// the table is restored byte for byte.
     fn kick_out(&mut self, h: &CuckooHash) -> bool {
         let bs = usize::from(self.bucket_size);
         let max_iter = self.max_iterations;
-        let Some(sub) = self.filters.last_mut() else {
+        let Some(last) = self.filters.len().checked_sub(1) else {
             return false;
         };
-        let n = sub.buckets;
+        let n = self.filters[last].buckets;
         let mut fp = h.fp;
         let mut victim = 0usize;
         let mut index = h.h1 % n;
         for _ in 0..max_iter {
-            let off = sub.full_offset(index, bs);
-            std::mem::swap(&mut fp, &mut sub.data[off + victim]);
+            let off = self.filters[last].full_offset(index, bs);
+            fp = self.set_slot(last, off + victim, fp);
             index = alt_index(index, fp) % n;
-            let off = sub.full_offset(index, bs);
-            if let Some(s) = sub.data[off..off + bs].iter().position(|&b| b == 0) {
-                sub.data[off + s] = fp;
+            let off = self.filters[last].full_offset(index, bs);
+            if let Some(s) = self.filters[last]
+                .bucket(off, bs)
+                .iter()
+                .position(|&b| b == 0)
+            {
+                self.set_slot(last, off + s, fp);
                 return true;
             }
             victim = (victim + 1) % bs;
@@ -615,8 +740,8 @@ impl CuckooFilter {
         for _ in 0..max_iter {
             victim = (victim + bs - 1) % bs;
             index = alt_index(index, fp) % n;
-            let off = sub.full_offset(index, bs);
-            std::mem::swap(&mut fp, &mut sub.data[off + victim]);
+            let off = self.filters[last].full_offset(index, bs);
+            fp = self.set_slot(last, off + victim, fp);
         }
         false
     }
@@ -641,10 +766,16 @@ impl CuckooFilter {
     /// compacts with `continue = false`. Returns whether a copy was removed.
     pub fn delete(&mut self, h: &CuckooHash) -> bool {
         let bs = usize::from(self.bucket_size);
-        let removed = self.filters.iter_mut().rev().any(|sub| sub.delete(h, bs));
-        if !removed {
+        let found = self
+            .filters
+            .iter()
+            .enumerate()
+            .rev()
+            .find_map(|(s, sub)| sub.find_fp(h, bs).map(|i| (s, i)));
+        let Some((s, i)) = found else {
             return false;
-        }
+        };
+        self.set_slot(s, i, 0);
         self.num_items = self.num_items.wrapping_sub(1);
         self.num_deletes = self.num_deletes.wrapping_add(1);
         if self.filters.len() > 1 && self.num_deletes as f64 > self.num_items as f64 * 0.10 {
@@ -667,6 +798,7 @@ impl CuckooFilter {
                 break;
             }
         }
+        self.recount();
         self.num_deletes = 0;
     }
 
@@ -747,15 +879,9 @@ impl CuckooFilter {
         &self.filters
     }
 
-    pub(crate) fn sub_filters_mut(&mut self) -> &mut [SubFilter] {
-        &mut self.filters
-    }
-
     /// Total bytes of bucket data over all sub-filters.
     pub fn data_bytes(&self) -> u64 {
-        self.filters
-            .iter()
-            .fold(0u64, |acc, s| acc.saturating_add(s.data.len() as u64))
+        self.data_len
     }
 
     /// RedisBloom's mem_usage / CF.INFO Size (COMPAT §4.5):
@@ -969,19 +1095,62 @@ mod tests {
     #[test]
     fn lookup_offset_truncates_to_32_bits() {
         // Only the bucket count matters for the offset computation.
-        let sub = SubFilter {
-            buckets: 1 << 33,
-            data: Vec::new(),
-        };
+        let sub = SubFilter::new(1 << 33, Vec::new());
         let h = (1u64 << 32) + 5;
         // (h mod 2^33) × 2 = 2^33 + 10, truncated to 32 bits → 10; the kick-out keeps 64 bits.
         assert_eq!(sub.lookup_offset(h, 2), 10);
         assert_eq!(sub.full_offset(h % (1 << 33), 2) as u64, (1 << 33) + 10);
-        let small = SubFilter {
-            buckets: 512,
-            data: vec![0; 1024],
-        };
+        let small = SubFilter::new(512, vec![0; 1024]);
         assert_eq!(small.lookup_offset(0x1e68d17c457bf117, 2), 558);
+    }
+
+    /// The empty-slot bookkeeping equals a fresh count.
+    fn assert_counts(f: &CuckooFilter) {
+        let mut fresh = f.clone();
+        fresh.recount();
+        assert_eq!(&fresh, f);
+    }
+
+    #[test]
+    fn zero_count_matches_a_plain_count() {
+        let data: Vec<u8> = (0..1000u32)
+            .map(|i| [0, 1, 0x80, 0x7f, 0xff][(i * 7 % 5) as usize])
+            .collect();
+        for len in [0, 1, 7, 8, 9, 63, 64, 999, 1000] {
+            let plain = data[..len].iter().filter(|&&b| b == 0).count() as u64;
+            assert_eq!(zero_count(&data[..len]), plain, "{len}");
+        }
+        assert_eq!(zero_count(&[0; 24]), 24);
+        assert_eq!(zero_count(&[0xff; 24]), 0);
+    }
+
+    #[test]
+    fn empty_slot_counts_follow_every_write() {
+        let mut f = CuckooFilter::new(params(64, 1, 20, 1), BIG).unwrap();
+        for i in 0..1000 {
+            add(&mut f, i.to_string().as_bytes()).unwrap();
+            if i % 97 == 0 {
+                assert_counts(&f);
+            }
+        }
+        assert_counts(&f);
+        for i in (0..1000).step_by(7) {
+            f.delete(&CuckooHash::new(i.to_string().as_bytes()));
+        }
+        assert_counts(&f);
+        f.compact(true);
+        assert_counts(&f);
+        crate::filter::cuckoo_dump::load_chunk(&mut f, 1 + 64, &[0; 64]).unwrap();
+        assert_counts(&f);
+        crate::filter::cuckoo_dump::load_chunk(&mut f, 1 + 64, &[9; 64]).unwrap();
+        assert_counts(&f);
+        let mut tiny = CuckooFilter::new(params(2, 1, 20, 1), BIG).unwrap();
+        for _ in 0..3000 {
+            add(&mut tiny, b"1").unwrap();
+        }
+        assert_eq!(tiny.num_filters(), 1500);
+        assert_eq!(tiny.non_full, 0);
+        assert_counts(&tiny);
     }
 
     #[test]

@@ -129,13 +129,12 @@ pub fn load_chunk(f: &mut CuckooFilter, pos: i64, data: &[u8]) -> Result<(), Cuc
             rest,
         ),
     };
-    let sub = &mut f.sub_filters_mut()[i];
     let end = off.checked_add(len).ok_or(CuckooError::BadChunk)?;
-    if end > sub.data().len() as u64 {
+    if end > f.sub_filters()[i].data().len() as u64 {
         return Err(CuckooError::BadChunk);
     }
     // end ≤ data length, so both bounds fit in usize.
-    sub.data_mut()[off as usize..end as usize].copy_from_slice(data);
+    f.overwrite(i, off as usize, data);
     Ok(())
 }
 

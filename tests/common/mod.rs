@@ -560,3 +560,119 @@ pub fn loadchunks(
         assert_eq!(reply, Reply::Simple("OK".into()), "{command} {key} {iter}");
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Cuckoo filter helpers (tests/cf_*.rs).
+
+/// A CF.LOADCHUNK header (38 bytes, COMPAT §7.3): numItems, numBuckets, numDeletes,
+/// numFilters, bucketSize, maxIterations, expansion.
+pub fn cf_header(
+    items: u64,
+    buckets: u64,
+    deletes: u64,
+    filters: u64,
+    bucket_size: u16,
+    max_iterations: u16,
+    expansion: u16,
+) -> Vec<u8> {
+    let mut out = Vec::with_capacity(38);
+    for field in [items, buckets, deletes, filters] {
+        out.extend_from_slice(&field.to_le_bytes());
+    }
+    for field in [bucket_size, max_iterations, expansion] {
+        out.extend_from_slice(&field.to_le_bytes());
+    }
+    out
+}
+
+/// Everything a client can observe of a CF key besides membership: CF.INFO, CF.DEBUG,
+/// the whole SCANDUMP and the DUMP payload.
+#[derive(Debug, PartialEq)]
+pub struct CfState {
+    pub info: Reply,
+    pub debug: Reply,
+    pub dump: Vec<(i64, Option<Vec<u8>>)>,
+    pub payload: Reply,
+}
+
+pub fn cf_state(conn: &mut RawConnection, key: &str) -> CfState {
+    CfState {
+        info: conn.call(&["CF.INFO", key]),
+        debug: conn.call(&["CF.DEBUG", key]),
+        dump: scandump(conn, "CF.SCANDUMP", key),
+        payload: conn.call(&["DUMP", key]),
+    }
+}
+
+/// CF.COUNT of every item (one pipeline).
+pub fn cf_counts(conn: &mut RawConnection, key: &str, items: &[String]) -> Vec<i64> {
+    let commands: Vec<Vec<&str>> = items
+        .iter()
+        .map(|item| vec!["CF.COUNT", key, item.as_str()])
+        .collect();
+    conn.pipeline(&commands).iter().map(Reply::int).collect()
+}
+
+/// CF.MEXISTS of every item.
+pub fn cf_mexists(conn: &mut RawConnection, key: &str, items: &[String]) -> Vec<i64> {
+    let mut args = vec!["CF.MEXISTS", key];
+    args.extend(items.iter().map(String::as_str));
+    conn.call(&args).ints()
+}
+
+/// Sends many commands in one pipeline and checks every reply equals `expected`.
+pub fn pipeline_expect(conn: &mut RawConnection, commands: &[Vec<String>], expected: &Reply) {
+    for (cmd, reply) in commands.iter().zip(conn.pipeline(commands)) {
+        assert_eq!(&reply, expected, "{cmd:?}");
+    }
+}
+
+/// Redis' CRC64 (Jones polynomial, reflected, as `crc64(0, data)` in src/crc64.c), which
+/// DUMP payloads end with (little-endian).
+pub fn crc64_jones(data: &[u8]) -> u64 {
+    const POLY_REFLECTED: u64 = 0x95ac_9329_ac4b_c9b5;
+    let mut crc = 0u64;
+    for &byte in data {
+        crc ^= u64::from(byte);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ POLY_REFLECTED
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    crc
+}
+
+/// A DUMP payload with its trailing CRC64 recomputed for `body` (everything before it).
+pub fn with_crc(body: &[u8]) -> Vec<u8> {
+    let mut out = body.to_vec();
+    out.extend_from_slice(&crc64_jones(body).to_le_bytes());
+    out
+}
+
+/// A field of INFO (e.g. `aof_rewrite_in_progress`), as text.
+pub fn info_field(conn: &mut RawConnection, section: &str, field: &str) -> String {
+    let info = conn.call(&["INFO", section]).text();
+    let prefix = format!("{field}:");
+    info.lines()
+        .find_map(|line| line.strip_prefix(&prefix))
+        .unwrap_or_else(|| panic!("no {field} in INFO {section}"))
+        .trim()
+        .to_string()
+}
+
+/// Starts BGREWRITEAOF and waits until the rewrite finished.
+pub fn rewrite_aof(conn: &mut RawConnection) {
+    let reply = conn.call(&["BGREWRITEAOF"]);
+    assert!(matches!(reply, Reply::Simple(_)), "BGREWRITEAOF: {reply:?}");
+    wait_until("the AOF rewrite", || {
+        info_field(conn, "persistence", "aof_rewrite_in_progress") == "0"
+            && info_field(conn, "persistence", "aof_rewrite_scheduled") == "0"
+    });
+    assert_eq!(
+        info_field(conn, "persistence", "aof_last_bgrewrite_status"),
+        "ok"
+    );
+}
