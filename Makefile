@@ -3,7 +3,7 @@ PORT ?= 6379
 CARGO ?= cargo
 MODULE := target/release/libredbloom.so
 
-.PHONY: all deps build run test test-redis test-valkey lint fmt bench docker clean
+.PHONY: all deps build run test test-redis test-valkey lint fmt bench bench-e2e docker clean
 
 all: build
 
@@ -41,8 +41,13 @@ lint:
 fmt:
 	$(CARGO) fmt
 
+## Criterion benchmarks of the core.
 bench:
 	$(CARGO) bench --bench core
+
+## The end-to-end benchmark against redis-server (results: docs/benchmarks.md).
+bench-e2e: build
+	$(CARGO) bench --bench e2e
 
 docker:
 	docker build -f docker/Dockerfile -t redbloom .

@@ -430,6 +430,7 @@ impl CuckooFilter {
             filters.push(SubFilter {
                 buckets: sub.buckets,
                 data,
+                free: sub.free,
             });
         }
         Some(CuckooFilter { filters, ..*self })

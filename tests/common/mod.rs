@@ -483,6 +483,7 @@ pub fn info_field(conn: &mut RawConnection, section: &str, name: &str) -> String
     info.lines()
         .find_map(|line| line.strip_prefix(&prefix))
         .unwrap_or_else(|| panic!("no {name} in INFO {section}"))
+        .trim()
         .to_string()
 }
 
@@ -650,17 +651,6 @@ pub fn with_crc(body: &[u8]) -> Vec<u8> {
     let mut out = body.to_vec();
     out.extend_from_slice(&crc64_jones(body).to_le_bytes());
     out
-}
-
-/// A field of INFO (e.g. `aof_rewrite_in_progress`), as text.
-pub fn info_field(conn: &mut RawConnection, section: &str, field: &str) -> String {
-    let info = conn.call(&["INFO", section]).text();
-    let prefix = format!("{field}:");
-    info.lines()
-        .find_map(|line| line.strip_prefix(&prefix))
-        .unwrap_or_else(|| panic!("no {field} in INFO {section}"))
-        .trim()
-        .to_string()
 }
 
 /// Starts BGREWRITEAOF and waits until the rewrite finished.
