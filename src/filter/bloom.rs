@@ -2,6 +2,7 @@
 //! exactly as RedisBloom sizes and addresses it (COMPAT §5.1–5.3).
 
 use super::hash::HashPair;
+use strength_reduce::StrengthReducedU64;
 
 /// ln 2 and ln² 2, truncated exactly as RedisBloom writes them (sizing depends on the digits).
 #[allow(clippy::approx_constant)]
@@ -138,6 +139,53 @@ pub fn fields_are_consistent(
         && f64::from(hashes) == (LN2 * bpe).ceil()
 }
 
+/// The modulus bit positions are reduced by, with the division strength-reduced to
+/// multiplications (computed once per link; positions are the hot path of every command).
+#[derive(Clone, Copy, Debug)]
+pub struct Modulus(StrengthReducedU64);
+
+impl Modulus {
+    /// `2^n2` for power-of-two (legacy) links, else the bit count. Never panics: values a
+    /// consistency check would reject get a harmless modulus of 1.
+    pub fn of(bits: u64, n2: u8) -> Modulus {
+        let m = match n2 {
+            0 => bits,
+            1..=63 => 1u64 << n2,
+            _ => 1,
+        };
+        Modulus(StrengthReducedU64::new(m.max(1)))
+    }
+
+    #[inline]
+    pub fn reduce(self, x: u64) -> u64 {
+        x % self.0
+    }
+
+    pub fn get(self) -> u64 {
+        self.0.get()
+    }
+}
+
+impl PartialEq for Modulus {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
+}
+
+/// Starts loading the cache line holding `data[index]` without waiting for it: a read whose
+/// value nothing depends on, so the CPU keeps executing while the line arrives (a software
+/// prefetch without `unsafe`). Out-of-range indexes are ignored.
+#[inline(always)]
+pub fn prefetch(data: &[u8], index: usize) {
+    if let Some(byte) = data.get(index) {
+        std::hint::black_box(*byte);
+    }
+}
+
+/// Up to this many hash functions, an add computes an item's positions once into a stack
+/// buffer (every real error rate down to ~1e-19 needs fewer); beyond, it recomputes them.
+pub const POSITION_BUFFER: usize = 64;
+
 /// One sub-filter of a Bloom chain.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Link {
@@ -154,6 +202,8 @@ pub struct Link {
     /// Items added to this link.
     pub items: u64,
     pub data: Vec<u8>,
+    /// Derived from `bits` and `n2`; not stored anywhere.
+    modulus: Modulus,
 }
 
 impl Link {
@@ -163,16 +213,31 @@ impl Link {
             return Err(LinkError::TooLarge);
         }
         let data = super::zeroed_bytes(shape.bytes).map_err(|_| LinkError::OutOfMemory)?;
-        Ok(Link {
+        Ok(Link::from_parts(shape, 0, data))
+    }
+
+    /// A link from stored fields (RDB file, dump header) and its bit array. Check the result
+    /// with [`Link::is_consistent`] before use.
+    pub fn from_parts(shape: LinkShape, items: u64, data: Vec<u8>) -> Link {
+        Link {
             entries: shape.entries,
             error: shape.error,
             bpe: shape.bpe,
             hashes: shape.hashes,
             bits: shape.bits,
             n2: shape.n2,
-            items: 0,
+            items,
             data,
-        })
+            modulus: Modulus::of(shape.bits, shape.n2),
+        }
+    }
+
+    /// A deep copy, or `None` if memory cannot be had.
+    pub fn try_clone(&self) -> Option<Link> {
+        let mut data = Vec::new();
+        data.try_reserve_exact(self.data.len()).ok()?;
+        data.extend_from_slice(&self.data);
+        Some(Link { data, ..*self })
     }
 
     /// Bytes of the bit array.
@@ -193,51 +258,88 @@ impl Link {
         )
     }
 
-    /// The modulus positions are reduced by.
+    /// The `i`-th bit position of an item: `(a + i·b) mod M` in wrapping 64-bit arithmetic.
     #[inline]
-    fn modulus(&self) -> u64 {
-        if self.n2 > 0 {
-            1u64 << self.n2
-        } else {
-            self.bits
-        }
+    fn position(&self, pair: HashPair, i: u32) -> u64 {
+        self.modulus
+            .reduce(pair.a.wrapping_add(u64::from(i).wrapping_mul(pair.b)))
     }
 
-    /// The `i`-th bit position of an item.
     #[inline]
-    fn position(pair: HashPair, i: u32, modulus: u64) -> u64 {
-        pair.a.wrapping_add(u64::from(i).wrapping_mul(pair.b)) % modulus
+    fn bit(&self, pos: u64) -> bool {
+        self.data[(pos >> 3) as usize] & (1 << (pos & 7)) != 0
     }
 
     /// Whether every bit of the item is set.
     #[inline]
     pub fn check(&self, pair: HashPair) -> bool {
-        let modulus = self.modulus();
-        (0..self.hashes).all(|i| {
-            let pos = Self::position(pair, i, modulus);
-            self.data[(pos >> 3) as usize] & (1 << (pos & 7)) != 0
-        })
+        (0..self.hashes).all(|i| self.bit(self.position(pair, i)))
     }
 
     /// Sets every bit of the item; true if at least one was clear (the item is new here).
     #[inline]
     pub fn set(&mut self, pair: HashPair) -> bool {
-        let modulus = self.modulus();
         let mut newly = false;
         for i in 0..self.hashes {
-            let pos = Self::position(pair, i, modulus);
-            let byte = &mut self.data[(pos >> 3) as usize];
-            let mask = 1u8 << (pos & 7);
-            newly |= *byte & mask == 0;
-            *byte |= mask;
+            let pos = self.position(pair, i);
+            newly |= self.set_bit(pos);
+        }
+        newly
+    }
+
+    #[inline]
+    fn set_bit(&mut self, pos: u64) -> bool {
+        let byte = &mut self.data[(pos >> 3) as usize];
+        let mask = 1u8 << (pos & 7);
+        let was_clear = *byte & mask == 0;
+        *byte |= mask;
+        was_clear
+    }
+
+    /// Writes the item's positions into `buf` when the hash count fits it.
+    #[inline]
+    pub fn positions_into<'b>(
+        &self,
+        pair: HashPair,
+        buf: &'b mut [u64; POSITION_BUFFER],
+    ) -> Option<&'b [u64]> {
+        let len = self.hashes as usize;
+        let out = buf.get_mut(..len)?;
+        for (i, slot) in out.iter_mut().enumerate() {
+            *slot = self.position(pair, i as u32);
+        }
+        Some(out)
+    }
+
+    /// Appends the item's positions to `out` and requests their cache lines.
+    #[inline]
+    pub fn push_positions_prefetched(&self, pair: HashPair, out: &mut Vec<u64>) {
+        for i in 0..self.hashes {
+            let pos = self.position(pair, i);
+            prefetch(&self.data, (pos >> 3) as usize);
+            out.push(pos);
+        }
+    }
+
+    /// Whether all of the given positions are set.
+    #[inline]
+    pub fn check_positions(&self, positions: &[u64]) -> bool {
+        positions.iter().all(|&pos| self.bit(pos))
+    }
+
+    /// Sets the given positions; true if at least one was clear.
+    #[inline]
+    pub fn set_positions(&mut self, positions: &[u64]) -> bool {
+        let mut newly = false;
+        for &pos in positions {
+            newly |= self.set_bit(pos);
         }
         newly
     }
 
     /// Bit positions of an item, in hash order (for tests and tools).
     pub fn positions(&self, pair: HashPair) -> impl Iterator<Item = u64> + '_ {
-        let modulus = self.modulus();
-        (0..self.hashes).map(move |i| Self::position(pair, i, modulus))
+        (0..self.hashes).map(move |i| self.position(pair, i))
     }
 }
 

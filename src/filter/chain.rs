@@ -1,12 +1,18 @@
 //! The scalable Bloom filter: a chain of links, each larger and tighter than the one
 //! before (COMPAT §5.4).
 
-use super::bloom::{Link, LinkError, LinkShape, OPT_FORCE64, OPT_NOROUND, OPT_NO_SCALING};
+use super::bloom::{
+    Link, LinkError, LinkShape, OPT_FORCE64, OPT_NOROUND, OPT_NO_SCALING, POSITION_BUFFER,
+};
 use super::hash::HashPair;
 
 /// Size of RedisBloom's chain and link structs, which its memory figures count (COMPAT §4.5).
 pub(crate) const CHAIN_OVERHEAD: u64 = 32;
 pub(crate) const LINK_OVERHEAD: u64 = 64;
+
+/// Batch commands work on groups of this many items: their positions are computed and their
+/// cache lines requested first, so the memory latency of one item overlaps the others'.
+const GROUP: usize = 16;
 
 /// What adding an item did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,25 +93,104 @@ impl Chain {
     /// Adds an item; `max_bytes` caps the chain's memory (as counted by `mem_usage`)
     /// when a new link is needed.
     pub fn add(&mut self, pair: HashPair, max_bytes: u64) -> AddOutcome {
-        if self.links.iter().rev().any(|link| link.check(pair)) {
+        self.add_with(pair, None, max_bytes)
+    }
+
+    /// Adds an item whose positions in the newest link may already be known.
+    fn add_with(
+        &mut self,
+        pair: HashPair,
+        newest_positions: Option<&[u64]>,
+        max_bytes: u64,
+    ) -> AddOutcome {
+        let last = self.links.len() - 1;
+        let newest = &self.links[last];
+        let mut buf = [0u64; POSITION_BUFFER];
+        let positions = newest_positions.or_else(|| newest.positions_into(pair, &mut buf));
+        let in_newest = match positions {
+            Some(p) => newest.check_positions(p),
+            None => newest.check(pair),
+        };
+        if in_newest || self.links[..last].iter().rev().any(|link| link.check(pair)) {
             return AddOutcome::Exists;
         }
-        let newest = self.links.last().expect("a chain always has a link");
-        if newest.items >= newest.entries {
+        let newly = if newest.items >= newest.entries {
             if !self.is_scaling() {
                 return AddOutcome::Full;
             }
             if let Err(e) = self.grow(max_bytes) {
                 return AddOutcome::GrowFailed(e);
             }
-        }
-        let newest = self.links.last_mut().expect("a chain always has a link");
-        if newest.set(pair) {
+            self.links.last_mut().expect("just grown").set(pair)
+        } else {
+            let newest = &mut self.links[last];
+            match positions {
+                Some(p) => newest.set_positions(p),
+                None => newest.set(pair),
+            }
+        };
+        if newly {
+            let newest = self.links.last_mut().expect("a chain always has a link");
             newest.items += 1;
             self.items += 1;
             AddOutcome::Added
         } else {
             AddOutcome::Exists
+        }
+    }
+
+    /// Adds items in order, exactly as one `add` after another, reporting each outcome to
+    /// `emit` (which returns false to stop). Each group's positions in the newest link are
+    /// computed and their cache lines requested before the first of them is added, so the
+    /// memory latency of large filters overlaps.
+    pub fn add_each(
+        &mut self,
+        pairs: &[HashPair],
+        max_bytes: u64,
+        mut emit: impl FnMut(AddOutcome) -> bool,
+    ) {
+        let mut positions = Vec::new();
+        for group in pairs.chunks(GROUP) {
+            let links_before = self.links.len();
+            let newest = self.links.last().expect("a chain always has a link");
+            let k = newest.hashes as usize;
+            positions.clear();
+            for &pair in group {
+                newest.push_positions_prefetched(pair, &mut positions);
+            }
+            for (j, &pair) in group.iter().enumerate() {
+                // Positions computed for a link that is no longer the newest are not used.
+                let known =
+                    (self.links.len() == links_before).then(|| &positions[j * k..(j + 1) * k]);
+                if !emit(self.add_with(pair, known, max_bytes)) {
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Membership of many items, reported in order to `emit`; positions of each group are
+    /// computed and their cache lines requested before any of them is tested.
+    pub fn contains_each(&self, pairs: &[HashPair], mut emit: impl FnMut(bool)) {
+        let mut positions = Vec::new();
+        let mut found = [false; GROUP];
+        for group in pairs.chunks(GROUP) {
+            let found = &mut found[..group.len()];
+            found.fill(false);
+            for link in self.links.iter().rev() {
+                let k = link.hashes as usize;
+                positions.clear();
+                for &pair in group {
+                    link.push_positions_prefetched(pair, &mut positions);
+                }
+                for (j, hit) in found.iter_mut().enumerate() {
+                    *hit = *hit || link.check_positions(&positions[j * k..(j + 1) * k]);
+                }
+                if found.iter().all(|&hit| hit) {
+                    break;
+                }
+            }
+            found.iter().for_each(|&hit| emit(hit));
         }
     }
 
@@ -127,10 +212,7 @@ impl Chain {
         let mut links = Vec::new();
         links.try_reserve_exact(self.links.len()).ok()?;
         for link in &self.links {
-            let mut data = Vec::new();
-            data.try_reserve_exact(link.data.len()).ok()?;
-            data.extend_from_slice(&link.data);
-            links.push(Link { data, ..*link });
+            links.push(link.try_clone()?);
         }
         Some(Chain { links, ..*self })
     }
@@ -280,6 +362,43 @@ mod tests {
             Chain::new(100, 0.01, 2, true, 200),
             Err(LinkError::TooLarge)
         );
+    }
+
+    proptest::proptest! {
+        /// The batch paths are exactly one `add`/`contains` after another: same outcomes
+        /// (growth, fullness and duplicates within a batch included), same bytes.
+        #[test]
+        fn batches_equal_sequential_calls(
+            items in proptest::collection::vec(0u16..400, 0..300),
+            capacity in 1u64..40,
+            growth in 0u32..3,
+            scaling: bool,
+            stop_on_full: bool,
+        ) {
+            let mut one = Chain::new(capacity, 0.01, growth, scaling, u64::MAX).unwrap();
+            let mut many = one.clone();
+            let pairs: Vec<HashPair> = items.iter().map(|i| one.hash(&i.to_le_bytes())).collect();
+            let mut expected = Vec::new();
+            for &pair in &pairs {
+                let outcome = one.add(pair, 4096);
+                expected.push(outcome);
+                if stop_on_full && outcome == AddOutcome::Full {
+                    break;
+                }
+            }
+            let mut got = Vec::new();
+            many.add_each(&pairs, 4096, |outcome| {
+                got.push(outcome);
+                !(stop_on_full && outcome == AddOutcome::Full)
+            });
+            proptest::prop_assert_eq!(&got, &expected);
+            proptest::prop_assert_eq!(&many, &one);
+            let probes: Vec<HashPair> = (0u16..600).map(|i| one.hash(&i.to_le_bytes())).collect();
+            let mut found = Vec::new();
+            many.contains_each(&probes, |hit| found.push(hit));
+            let expected: Vec<bool> = probes.iter().map(|&p| one.contains(p)).collect();
+            proptest::prop_assert_eq!(found, expected);
+        }
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The field order of each filter type in RDB files (COMPAT §4.2), over an abstract field
 //! stream so that the same code serves Redis' RDB I/O, tests and fuzzing.
 
-use super::bloom::{Link, OPT_ALL};
+use super::bloom::{Link, LinkShape, OPT_ALL};
 use super::chain::Chain;
 use super::cuckoo::{
     CuckooFilter, CuckooParts, DEFAULT_BUCKET_SIZE, DEFAULT_EXPANSION, DEFAULT_MAX_ITERATIONS,
@@ -131,16 +131,16 @@ pub fn load_chain(input: &mut impl FieldReader, encver: i32) -> Option<Chain> {
         };
         let data = input.buffer()?;
         let link_items = input.unsigned()?;
-        let link = Link {
+        let shape = LinkShape {
             entries,
             error,
             bpe,
             hashes,
             bits,
+            bytes: data.len() as u64,
             n2,
-            items: link_items,
-            data,
         };
+        let link = Link::from_parts(shape, link_items, data);
         if !link.is_consistent() {
             return None;
         }

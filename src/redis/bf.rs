@@ -4,12 +4,13 @@
 use super::args::{existing, find_keyword, option_letter, propagate};
 use super::config;
 use super::errors;
-use super::ffi::{reply_integers, tracked, Args, Key, KeyState};
+use super::ffi::{tracked, Args, ArrayReply, Key, KeyState};
 use super::types::BLOOM_TYPE;
 use crate::filter::bloom::LinkError;
 use crate::filter::bloom_dump::{self, DumpError};
 use crate::filter::chain::{AddOutcome, Chain};
 use crate::filter::fmt::format_g;
+use crate::filter::hash::HashPair;
 use redis_module::{Context, RedisError, RedisResult, RedisValue};
 
 /// Largest EXPANSION accepted (HEAD's range; 2.4.20 accepted anything and lost items).
@@ -74,29 +75,30 @@ fn filter_for_write<'k>(
     }
 }
 
-/// One item's reply element; `Full` also ends a multi-item command.
-fn add_reply(outcome: AddOutcome) -> RedisValue {
+/// One item's reply: 1 added, 0 present, or an error; `Full` also ends a multi-item command.
+fn add_reply(outcome: AddOutcome) -> Result<i64, &'static str> {
     match outcome {
-        AddOutcome::Added => RedisValue::Integer(1),
-        AddOutcome::Exists => RedisValue::Integer(0),
-        AddOutcome::Full => RedisValue::StaticError(errors::NONSCALING_FULL),
-        AddOutcome::GrowFailed(LinkError::TooLarge) => RedisValue::StaticError(errors::TOO_LARGE),
-        AddOutcome::GrowFailed(_) => RedisValue::StaticError(errors::PROBLEM_INSERTING),
+        AddOutcome::Added => Ok(1),
+        AddOutcome::Exists => Ok(0),
+        AddOutcome::Full => Err(errors::NONSCALING_FULL),
+        AddOutcome::GrowFailed(LinkError::TooLarge) => Err(errors::TOO_LARGE),
+        AddOutcome::GrowFailed(_) => Err(errors::PROBLEM_INSERTING),
     }
 }
 
-/// Adds items in order; stops after the first "filter is full" element, as RedisBloom does.
-fn add_items(chain: &mut Chain, args: &Args, from: usize) -> Vec<RedisValue> {
-    let max_bytes = config::MAX_FILTER_BYTES.get();
-    let mut replies = Vec::with_capacity(args.len() - from);
-    for i in from..args.len() {
-        let outcome = chain.add(chain.hash(args.bytes(i)), max_bytes);
-        replies.push(add_reply(outcome));
-        if outcome == AddOutcome::Full {
-            break;
+/// Adds the items from argument `from` on, in order, one reply element each; stops after
+/// the first "filter is full" element, as RedisBloom does.
+fn add_items(chain: &mut Chain, args: &Args, from: usize, reply: &mut ArrayReply) {
+    let pairs: Vec<HashPair> = (from..args.len())
+        .map(|i| chain.hash(args.bytes(i)))
+        .collect();
+    chain.add_each(&pairs, config::MAX_FILTER_BYTES.get(), |outcome| {
+        match add_reply(outcome) {
+            Ok(value) => reply.integer(value),
+            Err(text) => reply.error(text),
         }
-    }
-    replies
+        outcome != AddOutcome::Full
+    });
 }
 
 /// BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
@@ -158,10 +160,7 @@ pub fn add(ctx: &Context, args: &Args) -> RedisResult {
         c.add(c.hash(args.bytes(2)), config::MAX_FILTER_BYTES.get())
     });
     propagate(ctx, args);
-    match add_reply(outcome) {
-        RedisValue::StaticError(text) => Err(error(text)),
-        reply => Ok(reply),
-    }
+    add_reply(outcome).map(RedisValue::Integer).map_err(error)
 }
 
 /// BF.MADD key item [item ...]
@@ -171,9 +170,10 @@ pub fn madd(ctx: &Context, args: &Args) -> RedisResult {
     }
     let key = Key::open(ctx, args, 1, true);
     let chain = filter_for_write(&key, Some(&NewFilter::defaults()))?;
-    let replies = tracked(chain, |c| add_items(c, args, 2));
+    let mut reply = ArrayReply::postponed(ctx);
+    tracked(chain, |c| add_items(c, args, 2, &mut reply));
     propagate(ctx, args);
-    Ok(RedisValue::Array(replies))
+    reply.finish()
 }
 
 /// BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item...
@@ -242,9 +242,10 @@ pub fn insert(ctx: &Context, args: &Args) -> RedisResult {
 
     let key = Key::open(ctx, args, 1, true);
     let chain = filter_for_write(&key, (!nocreate).then_some(&params))?;
-    let replies = tracked(chain, |c| add_items(c, args, items_at));
+    let mut reply = ArrayReply::postponed(ctx);
+    tracked(chain, |c| add_items(c, args, items_at, &mut reply));
     propagate(ctx, args);
-    Ok(RedisValue::Array(replies))
+    reply.finish()
 }
 
 /// BF.EXISTS key item — 0 for a missing key or a key of another type, as RedisBloom does.
@@ -266,18 +267,15 @@ pub fn mexists(ctx: &Context, args: &Args) -> RedisResult {
         return Err(RedisError::WrongArity);
     }
     let key = Key::open(ctx, args, 1, false);
-    let chain = match key.state::<Chain>(&BLOOM_TYPE) {
-        KeyState::Ours(chain) => Some(&*chain),
-        _ => None,
-    };
-    reply_integers(
-        ctx,
-        (2..args.len()).map(|i| {
-            chain.map_or(0, |chain| {
-                i64::from(chain.contains(chain.hash(args.bytes(i))))
-            })
-        }),
-    )
+    let mut reply = ArrayReply::with_len(ctx, args.len() - 2);
+    match key.state::<Chain>(&BLOOM_TYPE) {
+        KeyState::Ours(chain) => {
+            let pairs: Vec<HashPair> = (2..args.len()).map(|i| chain.hash(args.bytes(i))).collect();
+            chain.contains_each(&pairs, |hit| reply.integer(i64::from(hit)));
+        }
+        _ => (2..args.len()).for_each(|_| reply.integer(0)),
+    }
+    reply.finish()
 }
 
 /// BF.CARD key — 0 for a missing key.

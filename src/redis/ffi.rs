@@ -411,6 +411,64 @@ pub fn register_command(ctx: &Context, spec: &CommandSpec) -> Result<(), String>
     Ok(())
 }
 
+/// An array reply written element by element, without building the elements first.
+pub struct ArrayReply<'c> {
+    ctx: &'c Context,
+    count: usize,
+    postponed: bool,
+}
+
+impl<'c> ArrayReply<'c> {
+    /// An array of `len` elements.
+    pub fn with_len(ctx: &'c Context, len: usize) -> Self {
+        unsafe { raw::RedisModule_ReplyWithArray.unwrap()(ctx.ctx, len as std::os::raw::c_long) };
+        ArrayReply {
+            ctx,
+            count: 0,
+            postponed: false,
+        }
+    }
+
+    /// An array whose length is known only at the end (`finish` sets it).
+    pub fn postponed(ctx: &'c Context) -> Self {
+        unsafe {
+            raw::RedisModule_ReplyWithArray.unwrap()(
+                ctx.ctx,
+                raw::REDISMODULE_POSTPONED_LEN as std::os::raw::c_long,
+            )
+        };
+        ArrayReply {
+            ctx,
+            count: 0,
+            postponed: true,
+        }
+    }
+
+    pub fn integer(&mut self, value: i64) {
+        unsafe { raw::RedisModule_ReplyWithLongLong.unwrap()(self.ctx.ctx, value) };
+        self.count += 1;
+    }
+
+    pub fn error(&mut self, text: &'static str) {
+        let text = CString::new(text).unwrap_or_default();
+        unsafe { raw::RedisModule_ReplyWithError.unwrap()(self.ctx.ctx, text.as_ptr()) };
+        self.count += 1;
+    }
+
+    /// Ends the array; the command's reply is complete.
+    pub fn finish(self) -> RedisResult {
+        if self.postponed {
+            unsafe {
+                raw::RedisModule_ReplySetArrayLength.unwrap()(
+                    self.ctx.ctx,
+                    self.count as std::os::raw::c_long,
+                )
+            };
+        }
+        Ok(RedisValue::NoReply)
+    }
+}
+
 /// Replies with an array of integers without building an intermediate vector of values.
 pub fn reply_integers(ctx: &Context, values: impl ExactSizeIterator<Item = i64>) -> RedisResult {
     unsafe {

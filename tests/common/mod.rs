@@ -183,7 +183,7 @@ impl Server {
             .expect("start the server binary");
         let pid = child.id();
         self.child = Some(child);
-        let deadline = Instant::now() + Duration::from_secs(20);
+        let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             if let Some(status) = self.child.as_mut().unwrap().try_wait().unwrap() {
                 panic!("server exited ({status}); log:\n{}", self.log());
@@ -197,7 +197,11 @@ impl Server {
                             "port {} answered by another server",
                             self.port
                         );
-                        return;
+                        // INFO answers while the dataset is still loading: wait for it.
+                        let loaded = conn.call(&["INFO", "persistence"]).text();
+                        if loaded.contains("loading:0\r") {
+                            return;
+                        }
                     }
                     Reply::Error(e) if e.starts_with("LOADING") => {}
                     other => panic!("unexpected INFO reply {other:?}"),
