@@ -270,10 +270,16 @@ impl Link {
         self.data[(pos >> 3) as usize] & (1 << (pos & 7)) != 0
     }
 
-    /// Whether every bit of the item is set.
+    /// Whether every bit of the item is set. All positions are computed and their cache
+    /// lines requested before the first is tested, so the loads overlap instead of each
+    /// waiting for the one before.
     #[inline]
     pub fn check(&self, pair: HashPair) -> bool {
-        (0..self.hashes).all(|i| self.bit(self.position(pair, i)))
+        let mut buf = [0u64; POSITION_BUFFER];
+        match self.positions_prefetched_into(pair, &mut buf) {
+            Some(positions) => self.check_positions(positions),
+            None => (0..self.hashes).all(|i| self.bit(self.position(pair, i))),
+        }
     }
 
     /// Sets every bit of the item; true if at least one was clear (the item is new here).
@@ -296,9 +302,10 @@ impl Link {
         was_clear
     }
 
-    /// Writes the item's positions into `buf` when the hash count fits it.
+    /// Writes the item's positions into `buf` when the hash count fits it, and requests
+    /// their cache lines.
     #[inline]
-    pub fn positions_into<'b>(
+    pub fn positions_prefetched_into<'b>(
         &self,
         pair: HashPair,
         buf: &'b mut [u64; POSITION_BUFFER],
@@ -306,7 +313,9 @@ impl Link {
         let len = self.hashes as usize;
         let out = buf.get_mut(..len)?;
         for (i, slot) in out.iter_mut().enumerate() {
-            *slot = self.position(pair, i as u32);
+            let pos = self.position(pair, i as u32);
+            prefetch(&self.data, (pos >> 3) as usize);
+            *slot = pos;
         }
         Some(out)
     }

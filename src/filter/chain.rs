@@ -106,7 +106,8 @@ impl Chain {
         let last = self.links.len() - 1;
         let newest = &self.links[last];
         let mut buf = [0u64; POSITION_BUFFER];
-        let positions = newest_positions.or_else(|| newest.positions_into(pair, &mut buf));
+        let positions =
+            newest_positions.or_else(|| newest.positions_prefetched_into(pair, &mut buf));
         let in_newest = match positions {
             Some(p) => newest.check_positions(p),
             None => newest.check(pair),
