@@ -26,9 +26,10 @@ endif
 ## Redis and against Valkey.
 test: deps lint test-redis test-valkey
 
-## Unit tests, benchmarks compiled as tests, integration tests against redis-server.
+## Unit and property tests, integration tests against redis-server. (Benchmarks are
+## compiled by `lint`'s clippy --all-targets; they run with `make bench`/`bench-e2e`.)
 test-redis: deps
-	$(CARGO) test --all-targets
+	$(CARGO) test --lib --tests
 
 ## The integration tests against Valkey 8.1 (installed into .venv when missing).
 test-valkey: deps
