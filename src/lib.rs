@@ -4,6 +4,8 @@
 pub mod filter;
 pub mod redis;
 
+use filter::chain::Chain;
+use filter::counting::CountingChain;
 use redis::ffi::{register_command, CommandSpec, KeyAccess};
 use redis::{bf, cbf, cf};
 use redis_module::{redis_module, Context, RedisString, Status};
@@ -62,23 +64,23 @@ fn commands() -> Vec<CommandSpec> {
         },
     };
     vec![
-        spec("bf.reserve", command_entry!(bf::reserve), RW, -4, Write, "Creates a new Bloom Filter", "O(1)",
+        spec("bf.reserve", command_entry!(bf::reserve::<Chain>), RW, -4, Write, "Creates a new Bloom Filter", "O(1)",
             "key:key error_rate:double capacity:integer [EXPANSION expansion:integer] [NONSCALING]"),
-        spec("bf.add", command_entry!(bf::add), RW, 3, Write, "Adds an item to a Bloom Filter", BF_ADD_COMPLEXITY, KEY_ITEM),
-        spec("bf.madd", command_entry!(bf::madd), RW, -3, Write, BF_MADD_SUMMARY, BF_MULTI_COMPLEXITY, KEY_ITEMS),
-        spec("bf.insert", command_entry!(bf::insert), RW, -4, Write, BF_MADD_SUMMARY, BF_MULTI_COMPLEXITY,
+        spec("bf.add", command_entry!(bf::add::<Chain>), RW, 3, Write, "Adds an item to a Bloom Filter", BF_ADD_COMPLEXITY, KEY_ITEM),
+        spec("bf.madd", command_entry!(bf::madd::<Chain>), RW, -3, Write, BF_MADD_SUMMARY, BF_MULTI_COMPLEXITY, KEY_ITEMS),
+        spec("bf.insert", command_entry!(bf::insert::<Chain>), RW, -4, Write, BF_MADD_SUMMARY, BF_MULTI_COMPLEXITY,
             "key:key [CAPACITY capacity:integer] [ERROR error:double] [EXPANSION expansion:integer] [NOCREATE] [NONSCALING] ITEMS item:string..."),
-        spec("bf.exists", command_entry!(bf::exists), RO, 3, Read, "Checks whether an item exists in a Bloom Filter", BF_ADD_COMPLEXITY, KEY_ITEM),
-        spec("bf.mexists", command_entry!(bf::mexists), RO, -3, Read, "Checks whether one or more items exist in a Bloom Filter", BF_MULTI_COMPLEXITY, KEY_ITEMS),
-        spec("bf.info", command_entry!(bf::info), RO, -2, Read, "Returns information about a Bloom Filter", "O(1)",
+        spec("bf.exists", command_entry!(bf::exists::<Chain>), RO, 3, Read, "Checks whether an item exists in a Bloom Filter", BF_ADD_COMPLEXITY, KEY_ITEM),
+        spec("bf.mexists", command_entry!(bf::mexists::<Chain>), RO, -3, Read, "Checks whether one or more items exist in a Bloom Filter", BF_MULTI_COMPLEXITY, KEY_ITEMS),
+        spec("bf.info", command_entry!(bf::info::<Chain>), RO, -2, Read, "Returns information about a Bloom Filter", "O(1)",
             "key:key [CAPACITY|SIZE|FILTERS|ITEMS|EXPANSION]"),
         CommandSpec {
             since: "2.4.4",
-            ..spec("bf.card", command_entry!(bf::card), RO, 2, Read, "Returns the cardinality of a Bloom filter", "O(1)", KEY)
+            ..spec("bf.card", command_entry!(bf::card::<Chain>), RO, 2, Read, "Returns the cardinality of a Bloom filter", "O(1)", KEY)
         },
-        spec("bf.debug", command_entry!(bf::debug), RO, 2, Read, "Returns internal debug information about a Bloom Filter", "O(n), where n is the number of sub-filters", KEY),
-        spec("bf.scandump", command_entry!(bf::scandump), RO, 3, Read, SCANDUMP_SUMMARY, CAPACITY_COMPLEXITY, SCANDUMP_ARGS),
-        spec("bf.loadchunk", command_entry!(bf::loadchunk), RW, 4, Write, LOADCHUNK_SUMMARY, CAPACITY_COMPLEXITY, LOADCHUNK_ARGS),
+        spec("bf.debug", command_entry!(bf::debug::<Chain>), RO, 2, Read, "Returns internal debug information about a Bloom Filter", "O(n), where n is the number of sub-filters", KEY),
+        spec("bf.scandump", command_entry!(bf::scandump::<Chain>), RO, 3, Read, SCANDUMP_SUMMARY, CAPACITY_COMPLEXITY, SCANDUMP_ARGS),
+        spec("bf.loadchunk", command_entry!(bf::loadchunk::<Chain>), RW, 4, Write, LOADCHUNK_SUMMARY, CAPACITY_COMPLEXITY, LOADCHUNK_ARGS),
         spec("cf.reserve", command_entry!(cf::reserve), RW, -3, Write, "Creates a new Cuckoo Filter", "O(1)",
             "key:key capacity:integer [BUCKETSIZE bucketsize:integer] [MAXITERATIONS maxiterations:integer] [EXPANSION expansion:integer]"),
         spec("cf.add", command_entry!(cf::add), RW, 3, Write, "Adds an item to a Cuckoo Filter", CF_ADD_COMPLEXITY, KEY_ITEM),
@@ -94,19 +96,19 @@ fn commands() -> Vec<CommandSpec> {
         spec("cf.debug", command_entry!(cf::debug), RO, 2, Read, "Returns internal debug information about a Cuckoo Filter", "O(1)", KEY),
         spec("cf.scandump", command_entry!(cf::scandump), RO, 3, Read, SCANDUMP_SUMMARY, CAPACITY_COMPLEXITY, SCANDUMP_ARGS),
         spec("cf.loadchunk", command_entry!(cf::loadchunk), RW, 4, Write, LOADCHUNK_SUMMARY, CAPACITY_COMPLEXITY, LOADCHUNK_ARGS),
-        spec("cbf.reserve", command_entry!(cbf::reserve), RW, -4, Write, "Creates a new counting Bloom filter", "O(1)", "key:key error_rate:double capacity:integer [EXPANSION expansion:integer] [NONSCALING]"),
-        spec("cbf.add", command_entry!(cbf::add), RW, 3, Write, "Adds an item to a counting Bloom filter", CBF_ITEM_COMPLEXITY, KEY_ITEM),
-        spec("cbf.madd", command_entry!(cbf::madd), RW, -3, Write, CBF_MADD_SUMMARY, CBF_MULTI_COMPLEXITY, KEY_ITEMS),
-        spec("cbf.insert", command_entry!(cbf::insert), RW, -4, Write, CBF_MADD_SUMMARY, CBF_MULTI_COMPLEXITY, "key:key [CAPACITY capacity:integer] [ERROR error:double] [EXPANSION expansion:integer] [NOCREATE] [NONSCALING] ITEMS item:string..."),
-        spec("cbf.exists", command_entry!(cbf::exists), RO, 3, Read, "Checks whether an item exists in a counting Bloom filter", CBF_ITEM_COMPLEXITY, KEY_ITEM),
-        spec("cbf.mexists", command_entry!(cbf::mexists), RO, -3, Read, "Checks whether one or more items exist in a counting Bloom filter", CBF_MULTI_COMPLEXITY, KEY_ITEMS),
+        spec("cbf.reserve", command_entry!(bf::reserve::<CountingChain>), RW, -4, Write, "Creates a new counting Bloom filter", "O(1)", "key:key error_rate:double capacity:integer [EXPANSION expansion:integer] [NONSCALING]"),
+        spec("cbf.add", command_entry!(bf::add::<CountingChain>), RW, 3, Write, "Adds an item to a counting Bloom filter", CBF_ITEM_COMPLEXITY, KEY_ITEM),
+        spec("cbf.madd", command_entry!(bf::madd::<CountingChain>), RW, -3, Write, CBF_MADD_SUMMARY, CBF_MULTI_COMPLEXITY, KEY_ITEMS),
+        spec("cbf.insert", command_entry!(bf::insert::<CountingChain>), RW, -4, Write, CBF_MADD_SUMMARY, CBF_MULTI_COMPLEXITY, "key:key [CAPACITY capacity:integer] [ERROR error:double] [EXPANSION expansion:integer] [NOCREATE] [NONSCALING] ITEMS item:string..."),
+        spec("cbf.exists", command_entry!(bf::exists::<CountingChain>), RO, 3, Read, "Checks whether an item exists in a counting Bloom filter", CBF_ITEM_COMPLEXITY, KEY_ITEM),
+        spec("cbf.mexists", command_entry!(bf::mexists::<CountingChain>), RO, -3, Read, "Checks whether one or more items exist in a counting Bloom filter", CBF_MULTI_COMPLEXITY, KEY_ITEMS),
         spec("cbf.count", command_entry!(cbf::count), RO, 3, Read, "Returns the estimated number of times an item was added to a counting Bloom filter", CBF_ITEM_COMPLEXITY, KEY_ITEM),
         spec("cbf.del", command_entry!(cbf::del), "write fast", 3, Write, "Deletes one occurrence of an item from a counting Bloom filter", CBF_ITEM_COMPLEXITY, KEY_ITEM),
-        spec("cbf.info", command_entry!(cbf::info), RO, -2, Read, "Returns information about a counting Bloom filter", "O(1)", "key:key [CAPACITY|SIZE|FILTERS|ITEMS|EXPANSION]"),
-        spec("cbf.card", command_entry!(cbf::card), RO, 2, Read, "Returns the number of items in a counting Bloom filter", "O(1)", KEY),
-        spec("cbf.debug", command_entry!(cbf::debug), RO, 2, Read, "Returns internal debug information about a counting Bloom filter", "O(n), where n is the number of sub-filters", KEY),
-        spec("cbf.scandump", command_entry!(cbf::scandump), RO, 3, Read, "Begins an incremental save of the counting Bloom filter", CAPACITY_COMPLEXITY, SCANDUMP_ARGS),
-        spec("cbf.loadchunk", command_entry!(cbf::loadchunk), RW, 4, Write, LOADCHUNK_SUMMARY, CAPACITY_COMPLEXITY, LOADCHUNK_ARGS),
+        spec("cbf.info", command_entry!(bf::info::<CountingChain>), RO, -2, Read, "Returns information about a counting Bloom filter", "O(1)", "key:key [CAPACITY|SIZE|FILTERS|ITEMS|EXPANSION]"),
+        spec("cbf.card", command_entry!(bf::card::<CountingChain>), RO, 2, Read, "Returns the number of items in a counting Bloom filter", "O(1)", KEY),
+        spec("cbf.debug", command_entry!(bf::debug::<CountingChain>), RO, 2, Read, "Returns internal debug information about a counting Bloom filter", "O(n), where n is the number of sub-filters", KEY),
+        spec("cbf.scandump", command_entry!(bf::scandump::<CountingChain>), RO, 3, Read, "Begins an incremental save of the counting Bloom filter", CAPACITY_COMPLEXITY, SCANDUMP_ARGS),
+        spec("cbf.loadchunk", command_entry!(bf::loadchunk::<CountingChain>), RW, 4, Write, LOADCHUNK_SUMMARY, CAPACITY_COMPLEXITY, LOADCHUNK_ARGS),
     ]
 }
 

@@ -1,23 +1,154 @@
 //! BF.* — the scalable Bloom filter commands (COMPAT §1): parse, look up, call the core,
-//! reply, replicate.
+//! reply, replicate. The handlers are generic over [`BloomKind`]: the counting Bloom
+//! filter (CBF.*, `cbf.rs`) is the same chain with counters and shares every command but
+//! DEL and COUNT, with the same arguments, validation order and replies.
 
 use super::args::{existing, find_keyword, option_letter, propagate};
 use super::config;
 use super::errors;
-use super::ffi::{tracked, Args, ArrayReply, Key, KeyState};
+use super::ffi::{tracked, Args, ArrayReply, Key, KeyState, ModuleValue};
 use super::types::BLOOM_TYPE;
 use crate::filter::bloom::LinkError;
 use crate::filter::bloom_dump::{self, DumpError};
 use crate::filter::chain::{AddOutcome, Chain};
 use crate::filter::fmt::format_g;
 use crate::filter::hash::HashPair;
+use redis_module::native_types::RedisType;
 use redis_module::{Context, RedisError, RedisResult, RedisValue};
 
 /// Largest EXPANSION accepted (HEAD's range; 2.4.20 accepted anything and lost items).
 const MAX_EXPANSION: i64 = 32768;
 
+/// What BF.INFO shows of a filter.
+pub struct Summary {
+    pub capacity: u64,
+    pub size: u64,
+    pub filters: usize,
+    pub items: u64,
+    /// `None` for a non-scaling filter (shown as nil).
+    pub growth: Option<u32>,
+}
+
+/// A scalable Bloom-style filter the BF.* handlers can serve.
+pub trait BloomKind: ModuleValue + 'static {
+    /// Its Redis data type.
+    fn data_type() -> &'static RedisType;
+    fn create(
+        capacity: u64,
+        error: f64,
+        growth: u32,
+        scaling: bool,
+        max_bytes: u64,
+    ) -> Result<Self, LinkError>;
+    fn hash(&self, item: &[u8]) -> HashPair;
+    fn contains(&self, pair: HashPair) -> bool;
+    fn add(&mut self, pair: HashPair, max_bytes: u64) -> AddOutcome;
+    /// Membership of many items, in order.
+    fn contains_each(&self, pairs: &[HashPair], mut emit: impl FnMut(bool)) {
+        pairs.iter().for_each(|&pair| emit(self.contains(pair)));
+    }
+    /// Adds items in order until `emit` returns false.
+    fn add_each(
+        &mut self,
+        pairs: &[HashPair],
+        max_bytes: u64,
+        mut emit: impl FnMut(AddOutcome) -> bool,
+    ) {
+        for &pair in pairs {
+            if !emit(self.add(pair, max_bytes)) {
+                return;
+            }
+        }
+    }
+    fn summary(&self) -> Summary;
+    /// BF.DEBUG's lines after `size:<items>`, one per sub-filter.
+    fn debug_lines(&self) -> Vec<String>;
+    fn dump_header(&self) -> Vec<u8>;
+    fn dump_chunk(&self, iter: i64) -> Option<(i64, &[u8])>;
+    fn from_dump_header(data: &[u8], max_bytes: u64) -> Result<Self, DumpError>;
+    fn load_dump_chunk(&mut self, iter: i64, data: &[u8]) -> Result<(), DumpError>;
+}
+
+impl BloomKind for Chain {
+    fn data_type() -> &'static RedisType {
+        &BLOOM_TYPE
+    }
+    fn create(
+        capacity: u64,
+        error: f64,
+        growth: u32,
+        scaling: bool,
+        max_bytes: u64,
+    ) -> Result<Self, LinkError> {
+        Chain::new(capacity, error, growth, scaling, max_bytes)
+    }
+    fn hash(&self, item: &[u8]) -> HashPair {
+        Chain::hash(self, item)
+    }
+    fn contains(&self, pair: HashPair) -> bool {
+        Chain::contains(self, pair)
+    }
+    fn add(&mut self, pair: HashPair, max_bytes: u64) -> AddOutcome {
+        Chain::add(self, pair, max_bytes)
+    }
+    fn contains_each(&self, pairs: &[HashPair], emit: impl FnMut(bool)) {
+        Chain::contains_each(self, pairs, emit)
+    }
+    fn add_each(
+        &mut self,
+        pairs: &[HashPair],
+        max_bytes: u64,
+        emit: impl FnMut(AddOutcome) -> bool,
+    ) {
+        Chain::add_each(self, pairs, max_bytes, emit)
+    }
+    fn summary(&self) -> Summary {
+        Summary {
+            capacity: self.capacity(),
+            size: self.mem_usage(),
+            filters: self.links.len(),
+            items: self.items,
+            growth: self.is_scaling().then_some(self.growth),
+        }
+    }
+    fn debug_lines(&self) -> Vec<String> {
+        let width = if self.force64() { 64 } else { 32 };
+        self.links
+            .iter()
+            .map(|link| {
+                format!(
+                    "bytes:{} bits:{} hashes:{} hashwidth:{} capacity:{} size:{} ratio:{}",
+                    link.bytes(),
+                    link.bits,
+                    link.hashes,
+                    width,
+                    link.entries,
+                    link.items,
+                    format_g(link.error)
+                )
+            })
+            .collect()
+    }
+    fn dump_header(&self) -> Vec<u8> {
+        bloom_dump::header(self)
+    }
+    fn dump_chunk(&self, iter: i64) -> Option<(i64, &[u8])> {
+        bloom_dump::chunk(self, iter)
+    }
+    fn from_dump_header(data: &[u8], max_bytes: u64) -> Result<Self, DumpError> {
+        bloom_dump::chain_from_header(data, max_bytes)
+    }
+    fn load_dump_chunk(&mut self, iter: i64, data: &[u8]) -> Result<(), DumpError> {
+        bloom_dump::load_chunk(self, iter, data)
+    }
+}
+
 fn error(text: &'static str) -> RedisError {
     RedisError::Str(text)
+}
+
+fn max_bytes() -> u64 {
+    config::MAX_FILTER_BYTES.get()
 }
 
 /// The reply when a new filter cannot be made.
@@ -47,13 +178,13 @@ impl NewFilter {
         }
     }
 
-    fn create(&self) -> Result<Chain, RedisError> {
-        Chain::new(
+    fn create<F: BloomKind>(&self) -> Result<F, RedisError> {
+        F::create(
             self.capacity,
             self.error,
             self.growth,
             self.scaling,
-            config::MAX_FILTER_BYTES.get(),
+            max_bytes(),
         )
         .map_err(create_error)
     }
@@ -61,17 +192,26 @@ impl NewFilter {
 
 /// The filter in a key opened for writing, created from `params` if the key is empty
 /// (`None`: the key must exist).
-fn filter_for_write<'k>(
+fn filter_for_write<'k, F: BloomKind>(
     key: &'k Key,
     params: Option<&NewFilter>,
-) -> Result<&'k mut Chain, RedisError> {
-    match key.state::<Chain>(&BLOOM_TYPE) {
-        KeyState::Ours(chain) => Ok(chain),
+) -> Result<&'k mut F, RedisError> {
+    match key.state::<F>(F::data_type()) {
+        KeyState::Ours(filter) => Ok(filter),
         KeyState::Other => Err(RedisError::WrongType),
         KeyState::Empty => match params {
-            Some(params) => key.set(&BLOOM_TYPE, Box::new(params.create()?)),
+            Some(params) => key.set(F::data_type(), Box::new(params.create::<F>()?)),
             None => Err(error(errors::NOT_FOUND)),
         },
+    }
+}
+
+/// The filter of a read-only item query, or `None` for a missing key or a key of another
+/// type (BF.EXISTS and BF.MEXISTS answer 0 for those, as RedisBloom does).
+pub fn filter_or_none<F: BloomKind>(key: &Key) -> Option<&F> {
+    match key.state::<F>(F::data_type()) {
+        KeyState::Ours(filter) => Some(filter),
+        _ => None,
     }
 }
 
@@ -88,11 +228,11 @@ fn add_reply(outcome: AddOutcome) -> Result<i64, &'static str> {
 
 /// Adds the items from argument `from` on, in order, one reply element each; stops after
 /// the first "filter is full" element, as RedisBloom does.
-fn add_items(chain: &mut Chain, args: &Args, from: usize, reply: &mut ArrayReply) {
+fn add_items<F: BloomKind>(filter: &mut F, args: &Args, from: usize, reply: &mut ArrayReply) {
     let pairs: Vec<HashPair> = (from..args.len())
-        .map(|i| chain.hash(args.bytes(i)))
+        .map(|i| filter.hash(args.bytes(i)))
         .collect();
-    chain.add_each(&pairs, config::MAX_FILTER_BYTES.get(), |outcome| {
+    filter.add_each(&pairs, max_bytes(), |outcome| {
         match add_reply(outcome) {
             Ok(value) => reply.integer(value),
             Err(text) => reply.error(text),
@@ -102,7 +242,7 @@ fn add_items(chain: &mut Chain, args: &Args, from: usize, reply: &mut ArrayReply
 }
 
 /// BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
-pub fn reserve(ctx: &Context, args: &Args) -> RedisResult {
+pub fn reserve<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
     if !(4..=7).contains(&args.len()) {
         return Err(RedisError::WrongArity);
     }
@@ -139,37 +279,35 @@ pub fn reserve(ctx: &Context, args: &Args) -> RedisResult {
         }
     }
     let key = Key::open(ctx, args, 1, true);
-    match key.state::<Chain>(&BLOOM_TYPE) {
+    match key.state::<F>(F::data_type()) {
         KeyState::Empty => {}
         KeyState::Ours(_) => return Err(error(errors::ITEM_EXISTS)),
         KeyState::Other => return Err(RedisError::WrongType),
     }
-    key.set(&BLOOM_TYPE, Box::new(params.create()?))?;
+    key.set(F::data_type(), Box::new(params.create::<F>()?))?;
     propagate(ctx, args);
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
 
 /// BF.ADD key item
-pub fn add(ctx: &Context, args: &Args) -> RedisResult {
+pub fn add<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
     if args.len() != 3 {
         return Err(RedisError::WrongArity);
     }
     let key = Key::open(ctx, args, 1, true);
-    let chain = filter_for_write(&key, Some(&NewFilter::defaults()))?;
-    let outcome = tracked(chain, |c| {
-        c.add(c.hash(args.bytes(2)), config::MAX_FILTER_BYTES.get())
-    });
+    let chain = filter_for_write::<F>(&key, Some(&NewFilter::defaults()))?;
+    let outcome = tracked(chain, |c| c.add(c.hash(args.bytes(2)), max_bytes()));
     propagate(ctx, args);
     add_reply(outcome).map(RedisValue::Integer).map_err(error)
 }
 
 /// BF.MADD key item [item ...]
-pub fn madd(ctx: &Context, args: &Args) -> RedisResult {
+pub fn madd<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
     if args.len() < 3 {
         return Err(RedisError::WrongArity);
     }
     let key = Key::open(ctx, args, 1, true);
-    let chain = filter_for_write(&key, Some(&NewFilter::defaults()))?;
+    let chain = filter_for_write::<F>(&key, Some(&NewFilter::defaults()))?;
     let mut reply = ArrayReply::postponed(ctx);
     tracked(chain, |c| add_items(c, args, 2, &mut reply));
     propagate(ctx, args);
@@ -178,7 +316,7 @@ pub fn madd(ctx: &Context, args: &Args) -> RedisResult {
 
 /// BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item...
 /// Options are recognised by their first letters, as RedisBloom does.
-pub fn insert(ctx: &Context, args: &Args) -> RedisResult {
+pub fn insert<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
     if args.len() < 4 {
         return Err(RedisError::WrongArity);
     }
@@ -241,7 +379,7 @@ pub fn insert(ctx: &Context, args: &Args) -> RedisResult {
     params.scaling = !nonscaling && expansion != 0;
 
     let key = Key::open(ctx, args, 1, true);
-    let chain = filter_for_write(&key, (!nocreate).then_some(&params))?;
+    let chain = filter_for_write::<F>(&key, (!nocreate).then_some(&params))?;
     let mut reply = ArrayReply::postponed(ctx);
     tracked(chain, |c| add_items(c, args, items_at, &mut reply));
     propagate(ctx, args);
@@ -249,27 +387,24 @@ pub fn insert(ctx: &Context, args: &Args) -> RedisResult {
 }
 
 /// BF.EXISTS key item — 0 for a missing key or a key of another type, as RedisBloom does.
-pub fn exists(ctx: &Context, args: &Args) -> RedisResult {
+pub fn exists<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
     if args.len() != 3 {
         return Err(RedisError::WrongArity);
     }
     let key = Key::open(ctx, args, 1, false);
-    let found = match key.state::<Chain>(&BLOOM_TYPE) {
-        KeyState::Ours(chain) => chain.contains(chain.hash(args.bytes(2))),
-        _ => false,
-    };
+    let found = filter_or_none::<F>(&key).is_some_and(|f| f.contains(f.hash(args.bytes(2))));
     Ok(RedisValue::Integer(i64::from(found)))
 }
 
 /// BF.MEXISTS key item [item ...]
-pub fn mexists(ctx: &Context, args: &Args) -> RedisResult {
+pub fn mexists<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
     if args.len() < 3 {
         return Err(RedisError::WrongArity);
     }
     let key = Key::open(ctx, args, 1, false);
     let mut reply = ArrayReply::with_len(ctx, args.len() - 2);
-    match key.state::<Chain>(&BLOOM_TYPE) {
-        KeyState::Ours(chain) => {
+    match filter_or_none::<F>(&key) {
+        Some(chain) => {
             let pairs: Vec<HashPair> = (2..args.len()).map(|i| chain.hash(args.bytes(i))).collect();
             chain.contains_each(&pairs, |hit| reply.integer(i64::from(hit)));
         }
@@ -279,40 +414,39 @@ pub fn mexists(ctx: &Context, args: &Args) -> RedisResult {
 }
 
 /// BF.CARD key — 0 for a missing key.
-pub fn card(ctx: &Context, args: &Args) -> RedisResult {
+pub fn card<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
     if args.len() != 2 {
         return Err(RedisError::WrongArity);
     }
     let key = Key::open(ctx, args, 1, false);
-    match key.state::<Chain>(&BLOOM_TYPE) {
-        KeyState::Ours(chain) => Ok(RedisValue::Integer(chain.items as i64)),
+    match key.state::<F>(F::data_type()) {
+        KeyState::Ours(filter) => Ok(RedisValue::Integer(filter.summary().items as i64)),
         KeyState::Empty => Ok(RedisValue::Integer(0)),
         KeyState::Other => Err(RedisError::WrongType),
     }
 }
 
 /// BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION]
-pub fn info(ctx: &Context, args: &Args) -> RedisResult {
+pub fn info<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
     if !(2..=3).contains(&args.len()) {
         return Err(RedisError::WrongArity);
     }
     let key = Key::open(ctx, args, 1, false);
-    let chain = existing::<Chain>(&key, &BLOOM_TYPE)?;
-    let expansion = if chain.is_scaling() {
-        RedisValue::Integer(i64::from(chain.growth))
-    } else {
-        RedisValue::Null
+    let summary = existing::<F>(&key, F::data_type())?.summary();
+    let expansion = match summary.growth {
+        Some(growth) => RedisValue::Integer(i64::from(growth)),
+        None => RedisValue::Null,
     };
     let fields = [
-        ("Capacity", RedisValue::Integer(chain.capacity() as i64)),
-        ("Size", RedisValue::Integer(chain.mem_usage() as i64)),
+        ("Capacity", RedisValue::Integer(summary.capacity as i64)),
+        ("Size", RedisValue::Integer(summary.size as i64)),
         (
             "Number of filters",
-            RedisValue::Integer(chain.links.len() as i64),
+            RedisValue::Integer(summary.filters as i64),
         ),
         (
             "Number of items inserted",
-            RedisValue::Integer(chain.items as i64),
+            RedisValue::Integer(summary.items as i64),
         ),
         ("Expansion rate", expansion),
     ];
@@ -334,42 +468,32 @@ pub fn info(ctx: &Context, args: &Args) -> RedisResult {
 }
 
 /// BF.DEBUG key — the chain size, then one line per link.
-pub fn debug(ctx: &Context, args: &Args) -> RedisResult {
+pub fn debug<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
     if args.len() != 2 {
         return Err(RedisError::WrongArity);
     }
     let key = Key::open(ctx, args, 1, false);
-    let chain = existing::<Chain>(&key, &BLOOM_TYPE)?;
-    let width = if chain.force64() { 64 } else { 32 };
-    let mut lines = Vec::with_capacity(chain.links.len() + 1);
-    lines.push(RedisValue::BulkString(format!("size:{}", chain.items)));
-    for link in &chain.links {
-        lines.push(RedisValue::BulkString(format!(
-            "bytes:{} bits:{} hashes:{} hashwidth:{} capacity:{} size:{} ratio:{}",
-            link.bytes(),
-            link.bits,
-            link.hashes,
-            width,
-            link.entries,
-            link.items,
-            format_g(link.error)
-        )));
-    }
+    let filter = existing::<F>(&key, F::data_type())?;
+    let mut lines = vec![RedisValue::BulkString(format!(
+        "size:{}",
+        filter.summary().items
+    ))];
+    lines.extend(filter.debug_lines().into_iter().map(RedisValue::BulkString));
     Ok(RedisValue::Array(lines))
 }
 
 /// BF.SCANDUMP key iterator — the header at 0, then bit-array chunks; `[0, ""]` at the end.
-pub fn scandump(ctx: &Context, args: &Args) -> RedisResult {
+pub fn scandump<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
     if args.len() != 3 {
         return Err(RedisError::WrongArity);
     }
     let key = Key::open(ctx, args, 1, false);
-    let chain = existing::<Chain>(&key, &BLOOM_TYPE)?;
+    let filter = existing::<F>(&key, F::data_type())?;
     let iter = args.integer(2).ok_or(error(errors::SCANDUMP_NOT_NUMERIC))?;
     let (next, data) = if iter == 0 {
-        (1, bloom_dump::header(chain))
+        (1, filter.dump_header())
     } else {
-        match bloom_dump::chunk(chain, iter) {
+        match filter.dump_chunk(iter) {
             Some((next, data)) => (next, data.to_vec()),
             None => (0, Vec::new()),
         }
@@ -381,7 +505,7 @@ pub fn scandump(ctx: &Context, args: &Args) -> RedisResult {
 }
 
 /// BF.LOADCHUNK key iterator data — iterator 1 on an empty key is the header.
-pub fn loadchunk(ctx: &Context, args: &Args) -> RedisResult {
+pub fn loadchunk<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
     if args.len() != 4 {
         return Err(RedisError::WrongArity);
     }
@@ -390,16 +514,16 @@ pub fn loadchunk(ctx: &Context, args: &Args) -> RedisResult {
         .ok_or(error(errors::LOADCHUNK_NOT_NUMERIC))?;
     let data = args.bytes(3);
     let key = Key::open(ctx, args, 1, true);
-    match key.state::<Chain>(&BLOOM_TYPE) {
+    match key.state::<F>(F::data_type()) {
         KeyState::Empty if iter == 1 => {
-            let chain = bloom_dump::chain_from_header(data, config::MAX_FILTER_BYTES.get())
+            let filter = F::from_dump_header(data, max_bytes())
                 .map_err(|_| error(errors::RECEIVED_BAD_DATA))?;
-            key.set(&BLOOM_TYPE, Box::new(chain))?;
+            key.set(F::data_type(), Box::new(filter))?;
         }
         KeyState::Empty => return Err(error(errors::NOT_FOUND)),
         KeyState::Other => return Err(RedisError::WrongType),
-        KeyState::Ours(chain) => {
-            bloom_dump::load_chunk(chain, iter, data).map_err(|e| {
+        KeyState::Ours(filter) => {
+            filter.load_dump_chunk(iter, data).map_err(|e| {
                 error(match e {
                     DumpError::BadData => errors::RECEIVED_BAD_DATA,
                     DumpError::NoLink => errors::NO_LINK_FOUND,
