@@ -134,38 +134,57 @@ pub fn chain_from_header(data: &[u8], max_bytes: u64) -> Result<Chain, DumpError
 /// of the concatenated bit arrays, up to 16 MiB and never past the end of that link,
 /// with the next iterator. `None` past the end (and for iterators < 1).
 pub fn chunk(chain: &Chain, iter: i64) -> Option<(i64, &[u8])> {
-    let mut offset = u64::try_from(iter).ok()?.checked_sub(1)?;
-    for link in &chain.links {
-        if offset < link.bytes() {
-            let len = MAX_CHUNK.min(link.bytes() - offset);
-            let start = offset as usize;
-            let data = &link.data[start..start + len as usize];
-            return Some((iter + len as i64, data));
-        }
-        offset -= link.bytes();
-    }
-    None
+    chunk_of(chain.links.iter().map(|link| link.data.as_slice()), iter)
 }
 
 /// LOADCHUNK of a data chunk: `iter` is the iterator SCANDUMP returned *after* this chunk,
 /// so the chunk starts at `iter − len`.
 pub fn load_chunk(chain: &mut Chain, iter: i64, data: &[u8]) -> Result<(), DumpError> {
+    load_chunk_into(
+        chain.links.iter_mut().map(|link| link.data.as_mut_slice()),
+        iter,
+        data,
+    )
+}
+
+/// [`chunk`] over any sequence of arrays (the counting filter's counters use it too).
+pub fn chunk_of<'a>(arrays: impl Iterator<Item = &'a [u8]>, iter: i64) -> Option<(i64, &'a [u8])> {
+    let mut offset = u64::try_from(iter).ok()?.checked_sub(1)?;
+    for array in arrays {
+        let size = array.len() as u64;
+        if offset < size {
+            let len = MAX_CHUNK.min(size - offset);
+            let start = offset as usize;
+            return Some((iter + len as i64, &array[start..start + len as usize]));
+        }
+        offset -= size;
+    }
+    None
+}
+
+/// [`load_chunk`] over any sequence of arrays.
+pub fn load_chunk_into<'a>(
+    arrays: impl Iterator<Item = &'a mut [u8]>,
+    iter: i64,
+    data: &[u8],
+) -> Result<(), DumpError> {
     let len = data.len() as u64;
     let end = u64::try_from(iter)
         .ok()
         .filter(|&end| end >= 1 && end >= len)
         .ok_or(DumpError::BadData)?;
     let mut offset = (end - len).checked_sub(1).ok_or(DumpError::NoLink)?;
-    for link in &mut chain.links {
-        if offset < link.bytes() {
-            if len > link.bytes() - offset {
+    for array in arrays {
+        let size = array.len() as u64;
+        if offset < size {
+            if len > size - offset {
                 return Err(DumpError::TooBig);
             }
             let start = offset as usize;
-            link.data[start..start + data.len()].copy_from_slice(data);
+            array[start..start + data.len()].copy_from_slice(data);
             return Ok(());
         }
-        offset -= link.bytes();
+        offset -= size;
     }
     Err(DumpError::NoLink)
 }

@@ -15,7 +15,7 @@
 //! then per link, oldest first (52 bytes each): u64 counter-array bytes, u64 counters,
 //! u64 items in the link, f64 error, f64 bits per entry, u32 hashes, u64 entries.
 
-use super::bloom_dump::{DumpError, MAX_CHUNK};
+use super::bloom_dump::{self, DumpError};
 use super::counting::{CountingChain, CountingLink, CBF_LINK_OVERHEAD, CBF_OVERHEAD};
 
 /// The first four bytes of every counting-filter header.
@@ -137,52 +137,33 @@ pub fn chain_from_header(data: &[u8], max_bytes: u64) -> Result<CountingChain, D
     })
 }
 
-/// The chunk SCANDUMP returns for iterator `iter` ≥ 1: bytes from global offset `iter − 1`
-/// of the concatenated counter arrays, up to 16 MiB and never past the end of that link,
-/// with the next iterator. `None` past the end (and for iterators < 1).
+/// The chunk SCANDUMP returns for iterator `iter` ≥ 1: as BF's, over the concatenated
+/// counter arrays (≤ 16 MiB, never past the end of a link). `None` past the end.
 pub fn chunk(chain: &CountingChain, iter: i64) -> Option<(i64, &[u8])> {
-    let mut offset = u64::try_from(iter).ok()?.checked_sub(1)?;
-    for link in &chain.links {
-        if offset < link.bytes() {
-            let len = MAX_CHUNK.min(link.bytes() - offset);
-            let start = offset as usize;
-            let data = &link.counters[start..start + len as usize];
-            return Some((iter + len as i64, data));
-        }
-        offset -= link.bytes();
-    }
-    None
+    bloom_dump::chunk_of(
+        chain.links.iter().map(|link| link.counters.as_slice()),
+        iter,
+    )
 }
 
-/// LOADCHUNK of a data chunk: `iter` is the iterator SCANDUMP returned *after* this chunk,
-/// so the chunk starts at `iter − len`. Errors as BF's: `BadData` for a negative start,
+/// LOADCHUNK of a data chunk, with BF's checks and errors: `BadData` for a negative start,
 /// `NoLink` when the start lies in no link, `TooBig` when the chunk would run past the end
 /// of its link.
 pub fn load_chunk(chain: &mut CountingChain, iter: i64, data: &[u8]) -> Result<(), DumpError> {
-    let len = data.len() as u64;
-    let end = u64::try_from(iter)
-        .ok()
-        .filter(|&end| end >= 1 && end >= len)
-        .ok_or(DumpError::BadData)?;
-    let mut offset = (end - len).checked_sub(1).ok_or(DumpError::NoLink)?;
-    for link in &mut chain.links {
-        if offset < link.bytes() {
-            if len > link.bytes() - offset {
-                return Err(DumpError::TooBig);
-            }
-            let start = offset as usize;
-            link.counters[start..start + data.len()].copy_from_slice(data);
-            return Ok(());
-        }
-        offset -= link.bytes();
-    }
-    Err(DumpError::NoLink)
+    bloom_dump::load_chunk_into(
+        chain
+            .links
+            .iter_mut()
+            .map(|link| link.counters.as_mut_slice()),
+        iter,
+        data,
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filter::bloom_dump;
+    use crate::filter::bloom_dump::{self, MAX_CHUNK};
     use crate::filter::chain::Chain;
     use crate::filter::hash::HashPair;
     use proptest::prelude::*;
