@@ -32,7 +32,8 @@ fn copy_makes_an_independent_deep_copy() {
         call(&mut conn, "CF.INSERT cf ITEMS a b c").ints(),
         vec![1, 1, 1]
     );
-    for (source, target) in [("bf", "bf2"), ("cf", "cf2")] {
+    assert_eq!(call(&mut conn, "CBF.MADD cbf a a b").ints(), vec![1, 1, 1]);
+    for (source, target) in [("bf", "bf2"), ("cf", "cf2"), ("cbf", "cbf2")] {
         assert_eq!(conn.call(&["COPY", source, target]), Reply::Int(1));
         assert_eq!(
             conn.call(&["DUMP", source]).bytes(),
@@ -44,6 +45,9 @@ fn copy_makes_an_independent_deep_copy() {
     assert_eq!(call(&mut conn, "BF.EXISTS bf only-in-copy"), Reply::Int(0));
     assert_eq!(call(&mut conn, "CF.DEL cf a"), Reply::Int(1));
     assert_eq!(call(&mut conn, "CF.EXISTS cf2 a"), Reply::Int(1));
+    assert_eq!(call(&mut conn, "CBF.DEL cbf2 a"), Reply::Int(1));
+    assert_eq!(call(&mut conn, "CBF.COUNT cbf a"), Reply::Int(2));
+    assert_eq!(call(&mut conn, "CBF.COUNT cbf2 a"), Reply::Int(1));
     assert_eq!(call(&mut conn, "BF.CARD bf2"), Reply::Int(4));
     assert_eq!(call(&mut conn, "BF.CARD bf"), Reply::Int(3));
     // COPY onto an existing key needs REPLACE, as for every type.
@@ -63,6 +67,7 @@ fn digests_are_equal_for_equal_filters_and_on_replicas() {
         conn.call(&["BF.ADD", "a", &i.to_string()]);
         conn.call(&["BF.ADD", "b", &i.to_string()]);
         conn.call(&["CF.ADD", "c", &i.to_string()]);
+        conn.call(&["CBF.ADD", "n", &i.to_string()]);
     }
     let digest = |conn: &mut RawConnection, key: &str| {
         conn.call(&["DEBUG", "DIGEST-VALUE", key]).array()[0].bytes()
@@ -72,7 +77,7 @@ fn digests_are_equal_for_equal_filters_and_on_replicas() {
     assert_ne!(digest(&mut conn, "a"), digest(&mut conn, "b"));
     wait_for_replicas(&mut conn, 1);
     let mut replica_conn = replica.raw();
-    for key in ["a", "b", "c"] {
+    for key in ["a", "b", "c", "n"] {
         assert_eq!(
             digest(&mut conn, key),
             digest(&mut replica_conn, key),
@@ -124,6 +129,11 @@ fn every_write_publishes_a_keyspace_event() {
         "CF.INSERTNX c ITEMS w",
         "CF.DEL c x",
         "CF.COMPACT c",
+        "CBF.RESERVE n 0.01 100",
+        "CBF.ADD n x",
+        "CBF.MADD n y z",
+        "CBF.INSERT n ITEMS w",
+        "CBF.DEL n x",
     ];
     for line in writes {
         assert!(!matches!(call(&mut conn, line), Reply::Error(_)), "{line}");
@@ -164,6 +174,8 @@ fn info_section_counts_filters_bytes_items_and_sub_filters() {
     }
     call(&mut conn, "BF.ADD b x");
     call(&mut conn, "CF.INSERT c ITEMS x y z");
+    call(&mut conn, "CBF.MADD n x y z x");
+    call(&mut conn, "CBF.DEL n y");
     let bf_bytes =
         call(&mut conn, "BF.INFO a SIZE").ints()[0] + call(&mut conn, "BF.INFO b SIZE").ints()[0];
     let bf_items = call(&mut conn, "BF.CARD a").int() + 1;
@@ -179,6 +191,10 @@ fn info_section_counts_filters_bytes_items_and_sub_filters() {
     let cf_bytes = call(&mut conn, "CF.INFO c").array()[1].int();
     expect(&mut conn, "bf_cf_bytes", cf_bytes);
     expect(&mut conn, "bf_cf_items", 3);
+    expect(&mut conn, "bf_cbf_filters", 1);
+    expect(&mut conn, "bf_cbf_items", 3);
+    let cbf_bytes = call(&mut conn, "CBF.INFO n SIZE").ints()[0];
+    expect(&mut conn, "bf_cbf_bytes", cbf_bytes);
     // Totals survive a reload and drop to zero after a flush.
     call(&mut conn, "DEBUG RELOAD");
     expect(&mut conn, "bf_bf_filters", 2);
@@ -192,6 +208,8 @@ fn info_section_counts_filters_bytes_items_and_sub_filters() {
         "bf_bf_items",
         "bf_cf_filters",
         "bf_cf_bytes",
+        "bf_cbf_filters",
+        "bf_cbf_bytes",
     ] {
         expect(&mut conn, field, 0);
     }
