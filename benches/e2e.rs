@@ -234,7 +234,11 @@ fn main() {
     let server = Server::start();
     let pid = server.pid();
     let mut conn = server.raw();
-    println!("setting up filters (pre-filling 10M and 100M filters to half) ...");
+    // The 100M filter is pre-filled to half. The 10M ones to a quarter: the add workloads
+    // of all rounds then stay within capacity (no scale-out mid-run), and the Cuckoo filter
+    // stays below the load (~31 % with 8-bit fingerprints and 2^23 buckets) where its
+    // kick-outs start failing and it grows.
+    println!("setting up filters (pre-filling the 100M filter to half, 10M ones to a quarter) ...");
     let setup = Instant::now();
     for line in [
         "SETBIT bits 100000000 0",
@@ -249,12 +253,12 @@ fn main() {
             "{line}"
         );
     }
-    let half_10m = scaled(5_000_000);
+    let quarter_10m = scaled(2_500_000);
     let half_100m = scaled(50_000_000);
-    fill(&mut conn, "BF.MADD", "bf10m", b"fill:", half_10m);
+    fill(&mut conn, "BF.MADD", "bf10m", b"fill:", quarter_10m);
     fill(&mut conn, "BF.MADD", "bf100m", b"fill:", half_100m);
-    fill(&mut conn, "CF.INSERT", "cf10m", b"fill:", half_10m);
-    fill(&mut conn, "CBF.MADD", "cbf10m", b"fill:", half_10m);
+    fill(&mut conn, "CF.INSERT", "cf10m", b"fill:", quarter_10m);
+    fill(&mut conn, "CBF.MADD", "cbf10m", b"fill:", quarter_10m);
     fill(&mut conn, "BF.MADD", "bf1m", b"fill:", 1_000_000);
     println!("setup took {:.1} s", setup.elapsed().as_secs_f64());
 
