@@ -154,4 +154,3 @@ redis_module! {
 }
 
 use redis::types::{BLOOM_TYPE, COUNTING_TYPE, CUCKOO_TYPE};
-// CBF

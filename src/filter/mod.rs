@@ -1,19 +1,19 @@
 //! The core: every algorithm and byte layout, with no knowledge of Redis.
 //!
-//! Everything here is byte-exact with RedisBloom 2.4.20 (see docs/compat-notes in the
-//! repository's docs): hashing, sizing, bit positions, SCANDUMP/LOADCHUNK layouts.
+//! Everything here is byte-exact with RedisBloom 2.4.20 — hashing, sizing, bit positions,
+//! Cuckoo slot placement, SCANDUMP/LOADCHUNK and RDB layouts — and is pinned by unit tests
+//! against RedisBloom's own vectors and files (tests/fixtures/redisbloom-2.4.20).
 
 pub mod bloom;
 pub mod bloom_dump;
 pub mod chain;
+pub mod counting;
+pub mod counting_dump;
 pub mod cuckoo;
 pub mod cuckoo_dump;
 pub mod fmt;
 pub mod hash;
 pub mod rdb;
-// CBF
-pub mod counting;
-pub mod counting_dump;
 
 use std::collections::TryReserveError;
 

@@ -1,15 +1,13 @@
 //! The field order of each filter type in RDB files (COMPAT §4.2), over an abstract field
 //! stream so that the same code serves Redis' RDB I/O, tests and fuzzing.
 
-use super::bloom::{Link, LinkShape, OPT_ALL};
+use super::bloom::{Link, LinkShape, OPT_ALL, OPT_NO_SCALING};
 use super::chain::Chain;
+use super::counting::{CountingChain, CountingLink};
 use super::cuckoo::{
     CuckooFilter, CuckooParts, DEFAULT_BUCKET_SIZE, DEFAULT_EXPANSION, DEFAULT_MAX_ITERATIONS,
     MAX_SUB_FILTERS,
 };
-// CBF
-use super::bloom::OPT_NO_SCALING;
-use super::counting::{CountingChain, CountingLink};
 
 /// Current encoding version of the Bloom type (`MBbloom--`).
 pub const BLOOM_ENCODING: i32 = 4;
@@ -219,7 +217,7 @@ pub fn load_cuckoo(input: &mut impl FieldReader, encver: i32) -> Option<CuckooFi
 }
 
 // ---------------------------------------------------------------------------------------
-// CBF: the counting Bloom filter (`RBcountBF`), redbloom's own type and encoding.
+// The counting Bloom filter (`RBcountBF`): redbloom's own type and encoding.
 
 /// Current (and only) encoding version of the counting Bloom filter type.
 pub const COUNTING_ENCODING: i32 = 1;

@@ -2,6 +2,7 @@
 
 pub mod args;
 pub mod bf;
+pub mod cbf;
 pub mod cf;
 pub mod command_docs;
 pub mod config;
@@ -9,5 +10,3 @@ pub mod errors;
 pub mod ffi;
 pub mod stats;
 pub mod types;
-// CBF
-pub mod cbf;
