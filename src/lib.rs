@@ -7,6 +7,7 @@ pub mod redis;
 use filter::chain::Chain;
 use filter::counting::CountingChain;
 use redis::ffi::{register_command, CommandSpec, KeyAccess};
+use redis::types::{BLOOM_TYPE, COUNTING_TYPE, CUCKOO_TYPE};
 use redis::{bf, cbf, cf};
 use redis_module::{redis_module, Context, RedisString, Status};
 
@@ -152,5 +153,3 @@ redis_module! {
     data_types: [BLOOM_TYPE, CUCKOO_TYPE, COUNTING_TYPE],
     init: init,
 }
-
-use redis::types::{BLOOM_TYPE, COUNTING_TYPE, CUCKOO_TYPE};
