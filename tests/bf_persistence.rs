@@ -121,7 +121,10 @@ fn aof_rewrite_and_restart() {
 
     server.restart(&[]);
     let mut conn = server.raw();
-    assert_eq!(info_field(&mut conn, "persistence", "aof_enabled"), "1");
+    // Valkey turns the AOF on just after it reports the load finished.
+    wait_until("the AOF on after the restart", || {
+        info_field(&mut conn, "persistence", "aof_enabled") == "1"
+    });
     assert_same_filters(&mut conn, &filters, &before);
 
     // A second rewrite of the reloaded data, and a restart from it alone.
