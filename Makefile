@@ -3,7 +3,7 @@ PORT ?= 6379
 CARGO ?= cargo
 MODULE := target/release/libredbloom.so
 
-.PHONY: all deps build run test test-redis test-valkey lint fmt bench bench-e2e docker clean
+.PHONY: all deps build run test test-redis test-valkey lint fmt bench bench-e2e docker clean fuzz valgrind
 
 all: build
 
@@ -49,6 +49,34 @@ bench:
 ## The end-to-end benchmark against redis-server (results: docs/benchmarks.md).
 bench-e2e: build
 	$(CARGO) bench --bench e2e
+
+## Fuzzing (not in CI): every target of fuzz/ for FUZZ_SECONDS each, one job, the address
+## sanitizer (FUZZ_SANITIZER=none without it). cargo-fuzz needs nightly flags:
+## RUSTC_BOOTSTRAP=1 lets the stable toolchain accept them. Crashes land in fuzz/artifacts.
+FUZZ_SECONDS ?= 60
+FUZZ_SANITIZER ?= address
+FUZZ_TARGETS ?= bf_dump cf_dump bf_rdb cf_rdb ops
+fuzz:
+	@command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz --locked
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p fuzz/corpus/$$t || exit 1; \
+	  echo "== $$t ($(FUZZ_SECONDS) s)"; \
+	  RUSTC_BOOTSTRAP=1 $(CARGO) fuzz run -s $(FUZZ_SANITIZER) $$t fuzz/corpus/$$t fuzz/seeds/$$t -- \
+	    -max_total_time=$(FUZZ_SECONDS) -max_len=1024 -rss_limit_mb=2048 -print_final_stats=1 || exit 1; \
+	done
+
+## The integration tests with every server under valgrind memcheck (not in CI; slow):
+## VALGRIND_TESTS picks the test files. Each server's report goes to target/valgrind/;
+## scripts/valgrind-report.sh fails on any error or leak with a frame of the module. (No
+## --error-exitcode: it would fail every forked BGSAVE / AOF-rewrite child; the logs decide.)
+VALGRIND_TESTS ?= --test hostile_input --test durability --test bf_persistence --test bf_dump
+VALGRIND_LOGS ?= $(CURDIR)/target/valgrind
+valgrind: deps
+	rm -rf $(VALGRIND_LOGS) && mkdir -p $(VALGRIND_LOGS)
+	REDBLOOM_SERVER_WRAPPER="valgrind --tool=memcheck --leak-check=full --show-leak-kinds=definite,indirect \
+	  --suppressions=$(CURDIR)/scripts/valgrind.sup --log-file=$(VALGRIND_LOGS)/vg-%p.log" \
+	  $(CARGO) test --no-fail-fast $(VALGRIND_TESTS) -- --test-threads=2 || true
+	scripts/valgrind-report.sh $(VALGRIND_LOGS)
 
 docker:
 	docker build -f docker/Dockerfile -t redbloom .

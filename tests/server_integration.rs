@@ -502,3 +502,173 @@ fn command_metadata_is_complete() {
         "{denied:?}"
     );
 }
+
+/// Under maxmemory with noeviction every command that may allocate is refused — all of
+/// them, LOADCHUNK, COPY and RESTORE included — and changes nothing; every read, and the
+/// writes that only free (CF.DEL, CF.COMPACT), keep working.
+#[test]
+fn maxmemory_refuses_every_allocating_command_and_serves_every_read() {
+    let server = Server::start_with(&["--maxmemory-policy", "noeviction"]);
+    let mut conn = server.raw();
+    assert_eq!(call(&mut conn, "BF.MADD b x y z").ints(), vec![1, 1, 1]);
+    assert_eq!(
+        call(&mut conn, "CF.INSERT c ITEMS x y z").ints(),
+        vec![1, 1, 1]
+    );
+    let bf_dump = common::scandump(&mut conn, "BF.SCANDUMP", "b");
+    let cf_dump = common::scandump(&mut conn, "CF.SCANDUMP", "c");
+    let payload = conn.call(&["DUMP", "b"]).bytes();
+    let before = (conn.call(&["DUMP", "b"]), conn.call(&["DUMP", "c"]));
+    assert_eq!(call(&mut conn, "CONFIG SET maxmemory 100kb"), ok());
+    let oom = Reply::Error("OOM command not allowed when used memory > 'maxmemory'.".into());
+    let bf_header = bf_dump[0].1.clone().unwrap();
+    let cf_header = cf_dump[0].1.clone().unwrap();
+    let bf_chunk = bf_dump[1].clone();
+    let refused: Vec<Vec<&[u8]>> = vec![
+        vec![b"CF.ADDNX", b"c", b"new"],
+        vec![b"CF.INSERT", b"c", b"ITEMS", b"new"],
+        vec![b"CF.INSERTNX", b"c", b"ITEMS", b"new"],
+        vec![b"CF.INSERT", b"fresh", b"ITEMS", b"new"],
+        vec![b"BF.INSERT", b"fresh", b"ITEMS", b"new"],
+        vec![b"BF.ADD", b"fresh", b"new"],
+        vec![b"BF.LOADCHUNK", b"fresh", b"1", &bf_header],
+        vec![b"CF.LOADCHUNK", b"fresh", b"1", &cf_header],
+        vec![b"COPY", b"b", b"fresh"],
+        vec![b"RESTORE", b"fresh", b"0", &payload],
+    ];
+    for argv in &refused {
+        assert_eq!(
+            conn.call(argv),
+            oom,
+            "{:?}",
+            String::from_utf8_lossy(argv[0])
+        );
+    }
+    let chunk_iter = bf_chunk.0.to_string();
+    let chunk = bf_chunk.1.clone().unwrap();
+    assert_eq!(
+        conn.call(&[
+            b"BF.LOADCHUNK".as_slice(),
+            b"b",
+            chunk_iter.as_bytes(),
+            &chunk
+        ]),
+        oom
+    );
+    assert_eq!(conn.call(&["EXISTS", "fresh"]), Reply::Int(0));
+    // Every read answers as before.
+    assert_eq!(call(&mut conn, "BF.MEXISTS b x y z").ints(), vec![1, 1, 1]);
+    assert_eq!(call(&mut conn, "BF.INFO b ITEMS").ints(), vec![3]);
+    assert_eq!(call(&mut conn, "BF.DEBUG b").array().len(), 2);
+    assert_eq!(common::scandump(&mut conn, "BF.SCANDUMP", "b"), bf_dump);
+    assert_eq!(call(&mut conn, "CF.MEXISTS c x y z").ints(), vec![1, 1, 1]);
+    assert_eq!(call(&mut conn, "CF.COUNT c x"), Reply::Int(1));
+    assert_eq!(call(&mut conn, "CF.INFO c").array()[7], Reply::Int(3));
+    assert!(call(&mut conn, "CF.DEBUG c").text().contains("items:3"));
+    assert_eq!(common::scandump(&mut conn, "CF.SCANDUMP", "c"), cf_dump);
+    assert_eq!(
+        (conn.call(&["DUMP", "b"]), conn.call(&["DUMP", "c"])),
+        before
+    );
+    assert!(call(&mut conn, "MEMORY USAGE b").int() > 0);
+    // Writes that do not allocate: allowed.
+    assert_eq!(call(&mut conn, "CF.COMPACT c"), ok());
+    assert_eq!(call(&mut conn, "CF.DEL c z"), Reply::Int(1));
+    assert_eq!(call(&mut conn, "PING"), Reply::Simple("PONG".into()));
+    // With the limit lifted everything works again.
+    assert_eq!(call(&mut conn, "CONFIG SET maxmemory 0"), ok());
+    assert_eq!(call(&mut conn, "CF.ADDNX c z"), Reply::Int(1));
+    assert_eq!(
+        conn.call(&[b"BF.LOADCHUNK".as_slice(), b"fresh", b"1", &bf_header]),
+        ok()
+    );
+    // maxmemory is checked before a command runs (Redis' rule): one RESERVE under the
+    // limit may take the server past it, and the next allocating command is refused.
+    assert_eq!(call(&mut conn, "CONFIG SET maxmemory 20mb"), ok());
+    assert_eq!(call(&mut conn, "BF.RESERVE big 0.01 20000000"), ok());
+    assert_eq!(call(&mut conn, "BF.ADD big x"), oom);
+    assert_eq!(call(&mut conn, "BF.EXISTS big x"), Reply::Int(0));
+    assert_eq!(call(&mut conn, "DEL big"), Reply::Int(1));
+    assert_eq!(call(&mut conn, "BF.ADD big x"), Reply::Int(1));
+}
+
+/// A filter larger than the machine's memory is an error reply, not an abort and not an
+/// OOM kill — also with the per-filter ceiling raised to its maximum, where the allocation
+/// itself is attempted. (Redis' jemalloc maps with MAP_NORESERVE when the kernel
+/// overcommits, so a 1 TiB request would be granted and the server killed while zeroing
+/// it; the module refuses requests beyond the available memory first.)
+#[test]
+fn filters_larger_than_the_machine_are_error_replies() {
+    let server = Server::start();
+    let mut conn = server.raw();
+    let used = |conn: &mut RawConnection| info_field(conn, "memory", "used_memory");
+    let before = used(&mut conn);
+    let too_large = Reply::Error("ERR filter would exceed the max-filter-bytes limit".into());
+    let no_memory = Reply::Error("ERR Insufficient memory to create filter".into());
+    // ~1 TB Bloom (8·10^11 items at 1 % → 9.6·10^12 bits) and 1 TiB Cuckoo filters.
+    let huge = [
+        "BF.RESERVE h 0.01 800000000000",
+        "BF.INSERT h CAPACITY 800000000000 ITEMS a",
+        "CF.RESERVE h 1099511627776",
+        "CF.INSERT h CAPACITY 1099511627776 ITEMS a",
+    ];
+    for line in huge {
+        assert_eq!(
+            call(&mut conn, line),
+            too_large,
+            "{line} under the default ceiling"
+        );
+    }
+    assert_eq!(
+        call(
+            &mut conn,
+            "CONFIG SET bf.max-filter-bytes 9223372036854775807"
+        ),
+        ok()
+    );
+    for line in huge {
+        assert_eq!(call(&mut conn, line), no_memory, "{line} without a ceiling");
+        assert_eq!(call(&mut conn, "EXISTS h"), Reply::Int(0));
+    }
+    // More bits than 64 bits count: refused before any arithmetic overflows.
+    assert_eq!(
+        call(&mut conn, "BF.RESERVE h 0.01 9223372036854775807"),
+        too_large
+    );
+    // A loaded filter whose next link would need ~3 TB: the add fails, nothing changes.
+    assert_eq!(call(&mut conn, "BF.RESERVE s 0.01 100"), ok());
+    assert_eq!(call(&mut conn, "BF.ADD s a"), Reply::Int(1));
+    let mut header = conn.call(&["BF.SCANDUMP", "s", "0"]).array()[1].bytes();
+    let chunk = conn.call(&["BF.SCANDUMP", "s", "1"]).array();
+    // total items = link items = capacity = 2^40: the link is full and must grow ×2.
+    header[0..8].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    header[36..44].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    header[64..72].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    assert_eq!(
+        conn.call(&[b"BF.LOADCHUNK".as_slice(), b"g", b"1", &header]),
+        ok()
+    );
+    let iter = chunk[0].int().to_string();
+    assert_eq!(
+        conn.call(&[
+            b"BF.LOADCHUNK".as_slice(),
+            b"g",
+            iter.as_bytes(),
+            &chunk[1].bytes()
+        ]),
+        ok()
+    );
+    assert_eq!(
+        call(&mut conn, "BF.ADD g new-item"),
+        Reply::Error("ERR problem inserting into filter".into())
+    );
+    assert_eq!(call(&mut conn, "BF.ADD g a"), Reply::Int(0));
+    assert_eq!(call(&mut conn, "BF.INFO g FILTERS").ints(), vec![1]);
+    assert_eq!(call(&mut conn, "PING"), Reply::Simple("PONG".into()));
+    // Nothing of it stayed allocated.
+    assert!(
+        used(&mut conn) < before + (10 << 20),
+        "{before} → {}",
+        used(&mut conn)
+    );
+}

@@ -473,7 +473,8 @@ impl CuckooFilter {
     /// (RDB load). Validates, never panics: bucket size 1..=255, max iterations 1..=65535,
     /// expansion 0 or a power of two ≤ 32768, 1..=65535 sub-filters, not (expansion 0 and
     /// more than one sub-filter), every bucket count (base included) a non-zero power of
-    /// two ≤ 2^56−1, and every data length == bucket_size × buckets.
+    /// two ≤ 2^56−1, sub-filter `i` with exactly `num_buckets × expansion^i` buckets (the
+    /// layout a dump header describes), and every data length == bucket_size × buckets.
     /// num_items / num_deletes are taken as they are (RedisBloom does not check them).
     /// No memory ceiling applies: the buffers already exist.
     pub fn from_parts(
@@ -492,8 +493,14 @@ impl CuckooFilter {
         filters
             .try_reserve_exact(sub_filters.len())
             .map_err(|_| CuckooError::OutOfMemory)?;
-        for (buckets, data) in sub_filters {
+        for (i, (buckets, data)) in sub_filters.into_iter().enumerate() {
             if buckets == 0 || buckets > MAX_BUCKETS || !buckets.is_power_of_two() {
+                return Err(CuckooError::InvalidParams);
+            }
+            // Sub-filter i has `num_buckets × expansion^i` buckets, as growth makes them and
+            // as a SCANDUMP header describes them: any other layout could not be restored
+            // from its own AOF rewrite (LOADCHUNK would refuse the chunks).
+            if sub_filter_buckets(parts.num_buckets, parts.expansion as u16, i) != Some(buckets) {
                 return Err(CuckooError::InvalidParams);
             }
             let len = buckets.checked_mul(bs).ok_or(CuckooError::Overflow)?;
@@ -1013,9 +1020,10 @@ mod tests {
         assert_eq!(f.num_filters(), 1);
         assert_eq!(f.grow(3072), Ok(()));
         assert_eq!(f.sub_filters()[1].buckets(), 1024);
-        // 56-bit limit: base 2^41 (a loaded filter whose sub-filter is small) with expansion
-        // 2^15: the next growth 2^15 > (2^56 − 1) / 2^41.
-        let mut g = CuckooFilter::from_parts(
+        // 56-bit limit: base 2^41 with expansion 2^15: the next growth 2^15 > (2^56 − 1) /
+        // 2^41. (A loaded filter can no longer pair such a base with a small sub-filter: the
+        // layout must be `base × expansion^i`.)
+        let loaded = CuckooFilter::from_parts(
             CuckooParts {
                 num_buckets: 1 << 41,
                 num_items: 0,
@@ -1025,10 +1033,8 @@ mod tests {
                 expansion: 32768,
             },
             vec![(4, vec![0; 4])],
-        )
-        .unwrap();
-        assert_eq!(g.grow(BIG), Err(CuckooError::Overflow));
-        assert_eq!(g.num_filters(), 1);
+        );
+        assert_eq!(loaded, Err(CuckooError::InvalidParams));
         assert_eq!(sub_filter_buckets(1 << 40, 32768, 1), Some(1 << 55));
         assert_eq!(sub_filter_buckets(1 << 41, 32768, 1), None);
         assert_eq!(sub_filter_buckets(1, 32768, 3), Some(1 << 45));

@@ -73,7 +73,21 @@ pub fn filter_from_header(bytes: &[u8], max_bytes: u64) -> Result<CuckooFilter, 
 /// Find the sub-filter holding byte `offset` of the concatenated data: `(index, offset
 /// within it)`, or `Err(rest)` when past the end (`rest` = offset − total size).
 fn locate(f: &CuckooFilter, mut offset: u64) -> Result<(usize, u64), u64> {
-    for (i, sub) in f.sub_filters().iter().enumerate() {
+    let subs = f.sub_filters();
+    // Expansion 1: every sub-filter has the same size (the layout is checked on every
+    // load), and there can be 65535 of them — a walk per chunk would make a full dump or an
+    // AOF rewrite quadratic.
+    if let (1, Some(first), Some(last)) = (f.expansion(), subs.first(), subs.last()) {
+        let size = first.data().len() as u64;
+        if size > 0 && last.data().len() as u64 == size {
+            let i = offset / size;
+            if i >= subs.len() as u64 {
+                return Err(offset - size * subs.len() as u64);
+            }
+            return Ok((i as usize, offset % size));
+        }
+    }
+    for (i, sub) in subs.iter().enumerate() {
         let size = sub.data().len() as u64;
         if offset < size {
             return Ok((i, offset));
@@ -433,6 +447,33 @@ mod tests {
         let (h, chunks) = dump(&f);
         assert_eq!(chunks.len(), f.num_filters());
         assert_eq!(restore(&h, &chunks).unwrap(), f);
+    }
+
+    /// Found by fuzz/cf_dump (a slow unit): with 65535 sub-filters every chunk walked the
+    /// list, so a full dump and restore (an AOF rewrite) was quadratic.
+    #[test]
+    fn many_equal_sub_filters_dump_and_restore_in_linear_time() {
+        let mut f = filter_from_header(&hdr(7, 1, 0, 65535, 2, 20, 1), BIG).unwrap();
+        for i in 0..65535usize {
+            f.overwrite(i, i % 2, &[(i % 255) as u8 + 1]);
+        }
+        let started = std::time::Instant::now();
+        let mut copy = filter_from_header(&header(&f), BIG).unwrap();
+        let mut pos = 1;
+        let mut chunks = 0;
+        while let Some((next, data)) = chunk(&f, pos) {
+            load_chunk(&mut copy, next, data).unwrap();
+            pos = next;
+            chunks += 1;
+        }
+        assert_eq!(chunks, 65535);
+        assert_eq!(copy, f);
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        // Past the end: the RedisBloom quirk still lands in the last sub-filter.
+        let total = 2 * 65535;
+        assert_eq!(load_chunk(&mut copy, total + 1 + 1 + 1, &[9]), Ok(()));
+        assert_eq!(copy.sub_filters()[65534].data()[1], 9);
+        assert_eq!(chunk(&f, total + 1), None);
     }
 
     proptest! {

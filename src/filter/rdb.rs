@@ -104,7 +104,8 @@ pub fn save_chain(chain: &Chain, out: &mut impl FieldWriter) {
 
 /// Reads a Bloom chain of any encoding RedisBloom wrote (0–4). Links are read one at a
 /// time (the count comes from the file) and each must be internally consistent, so a
-/// corrupt file fails the load instead of producing a filter that reads out of bounds.
+/// corrupt file fails the load instead of producing a filter that reads out of bounds; the
+/// chain's item count must equal the sum of its links' (what a SCANDUMP header needs).
 pub fn load_chain(input: &mut impl FieldReader, encver: i32) -> Option<Chain> {
     if !(0..=BLOOM_ENCODING).contains(&encver) {
         return None;
@@ -144,6 +145,15 @@ pub fn load_chain(input: &mut impl FieldReader, encver: i32) -> Option<Chain> {
         }
         links.try_reserve(1).ok()?;
         links.push(link);
+    }
+    // The chain's count must be the sum of its links' counts, as LOADCHUNK requires of a
+    // header: otherwise the filter's AOF rewrite (a LOADCHUNK sequence) would be refused on
+    // replay and the key lost on restart.
+    let in_links = links
+        .iter()
+        .try_fold(0u64, |sum: u64, link: &Link| sum.checked_add(link.items))?;
+    if in_links != items {
+        return None;
     }
     Some(Chain {
         items,
@@ -442,6 +452,80 @@ mod tests {
         let mut f = good;
         f.fields.truncate(8);
         assert!(load(&f).is_none());
+    }
+
+    /// Found by fuzz/bf_rdb: a chain whose total count differed from the sum of its links'
+    /// loaded from an RDB, but its SCANDUMP header — and so its AOF rewrite — was refused.
+    #[test]
+    fn chain_count_must_be_the_sum_of_its_links() {
+        let chain = sample();
+        let mut good = Fields::default();
+        save_chain(&chain, &mut good);
+        for total in [chain.items + 1, chain.items - 1, 0, u64::MAX] {
+            let mut f = good.clone();
+            f.fields[0] = Field::Unsigned(total);
+            assert!(load_chain(&mut f, 4).is_none(), "total {total}");
+        }
+        // Link counts whose sum overflows.
+        let mut f = good.clone();
+        f.fields[11] = Field::Unsigned(u64::MAX);
+        assert!(load_chain(&mut f, 4).is_none());
+        let loaded = load_chain(&mut good, 4).unwrap();
+        let header = crate::filter::bloom_dump::header(&loaded);
+        assert!(crate::filter::bloom_dump::chain_from_header(&header, u64::MAX).is_ok());
+    }
+
+    /// Found by fuzz/cf_rdb: sub-filters whose bucket counts did not follow
+    /// `base × expansion^i` loaded, but their dump could not be loaded back.
+    #[test]
+    fn cuckoo_sub_filters_must_have_the_header_layout() {
+        let crash = vec![
+            Field::Unsigned(1),
+            Field::Unsigned(2),
+            Field::Unsigned(10),
+            Field::Unsigned(0),
+            Field::Unsigned(4),
+            Field::Unsigned(20),
+            Field::Unsigned(0),
+            Field::Unsigned(4),
+            Field::Buffer(vec![1; 16]),
+        ];
+        let mut f = Fields {
+            fields: crash.clone(),
+            read_at: 0,
+        };
+        assert!(load_cuckoo(&mut f, 4).is_none());
+        // The same with the bucket count of the base: accepted.
+        let mut fixed = crash;
+        fixed[7] = Field::Unsigned(2);
+        fixed[8] = Field::Buffer(vec![1; 8]);
+        let mut f = Fields {
+            fields: fixed,
+            read_at: 0,
+        };
+        assert!(load_cuckoo(&mut f, 4).is_some());
+        // A grown filter (expansion 2) whose second sub-filter has the base size.
+        use crate::filter::cuckoo::{CuckooHash, CuckooParams};
+        let params = CuckooParams {
+            capacity: 8,
+            expansion: 2,
+            ..CuckooParams::default()
+        };
+        let mut filter = CuckooFilter::new(params, u64::MAX).unwrap();
+        for i in 0..40 {
+            filter
+                .insert(&CuckooHash::new(i.to_string().as_bytes()), u64::MAX)
+                .unwrap();
+        }
+        assert!(filter.num_filters() >= 2);
+        let mut good = Fields::default();
+        save_cuckoo(&filter, &mut good);
+        assert_eq!(load_cuckoo(&mut good.clone(), 4).as_ref(), Some(&filter));
+        let mut f = good;
+        let base = filter.num_buckets();
+        f.fields[9] = Field::Unsigned(base);
+        f.fields[10] = Field::Buffer(vec![0; (base * 2) as usize]);
+        assert!(load_cuckoo(&mut f, 4).is_none());
     }
 
     proptest! {

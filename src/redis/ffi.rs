@@ -27,8 +27,40 @@ fn redis_size(layout: Layout) -> usize {
     (layout.size() + layout.align() - 1) & !(layout.align() - 1)
 }
 
+/// Allocations from this size on are checked against the memory the machine can give.
+const LARGE_ALLOCATION: usize = 64 << 20;
+
+/// Whether `size` bytes can be had at all. Redis' jemalloc maps memory with MAP_NORESERVE
+/// when the kernel overcommits (Linux' default), so a 1 TiB request "succeeds" — and the
+/// server is killed by the OOM killer as soon as the filter's pages are zeroed. A request
+/// larger than the memory the kernel reports available (free RAM and swap) is refused
+/// instead, so it becomes an error reply.
+fn can_have(size: usize) -> bool {
+    size < LARGE_ALLOCATION
+        || std::fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|text| available_memory(&text))
+            .map_or(true, |available| size as u64 <= available)
+}
+
+/// MemAvailable + SwapFree of a `/proc/meminfo` text, in bytes.
+fn available_memory(meminfo: &str) -> Option<u64> {
+    let field = |name: &str| {
+        meminfo.lines().find_map(|line| {
+            let value = line.strip_prefix(name)?.trim().strip_suffix("kB")?;
+            value.trim().parse::<u64>().ok()
+        })
+    };
+    let memory = field("MemAvailable:")?;
+    let swap = field("SwapFree:").unwrap_or(0);
+    Some(memory.saturating_add(swap).saturating_mul(1024))
+}
+
 unsafe impl GlobalAlloc for ModuleAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if !can_have(layout.size()) {
+            return ptr::null_mut();
+        }
         match (raw::RedisModule_TryAlloc, raw::RedisModule_Alloc) {
             (Some(try_alloc), _) => try_alloc(redis_size(layout)).cast(),
             (None, Some(alloc)) => alloc(redis_size(layout)).cast(),
@@ -37,6 +69,9 @@ unsafe impl GlobalAlloc for ModuleAllocator {
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        if !can_have(layout.size()) {
+            return ptr::null_mut();
+        }
         match raw::RedisModule_Alloc {
             Some(_) => {
                 let p = self.alloc(layout);
@@ -740,5 +775,29 @@ pub fn register_info(ctx: &Context, callback: fn(&redis_module::InfoContext)) {
 pub fn load_configs(ctx: &Context) {
     if let Some(load) = unsafe { raw::RedisModule_LoadConfigs } {
         unsafe { load(ctx.ctx) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The allocation check behind "a 1 TiB RESERVE is an error reply" (found by
+    /// tests/hostile_input.rs: with the ceiling raised, Redis' allocator granted 1 TiB and
+    /// zeroing it grew the server until it was killed).
+    #[test]
+    fn huge_requests_are_refused_before_the_allocator() {
+        let meminfo = "MemTotal:       24000000 kB\nMemFree:        1000 kB\n\
+                       MemAvailable:   20000000 kB\nSwapTotal:      0 kB\nSwapFree:       1024 kB\n";
+        assert_eq!(available_memory(meminfo), Some((20_000_000 + 1024) * 1024));
+        assert_eq!(available_memory("MemTotal: 5 kB\n"), None);
+        assert!(can_have(LARGE_ALLOCATION - 1));
+        let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+        if available_memory(&meminfo).is_some_and(|a| a < 1 << 40) {
+            assert!(!can_have(1 << 40));
+            // The global allocator of this crate's builds is ModuleAllocator.
+            let mut v: Vec<u8> = Vec::new();
+            assert!(v.try_reserve_exact(1 << 40).is_err());
+        }
     }
 }

@@ -34,6 +34,24 @@ pub fn server_binary() -> String {
     std::env::var("REDBLOOM_SERVER").unwrap_or_else(|_| "redis-server".to_string())
 }
 
+/// `REDBLOOM_SERVER_WRAPPER`: a command the server runs under (e.g. `valgrind
+/// --tool=memcheck ...`), split on whitespace; `None` when unset or empty.
+pub fn server_wrapper() -> Option<Vec<String>> {
+    let wrapper = std::env::var("REDBLOOM_SERVER_WRAPPER").ok()?;
+    let words: Vec<String> = wrapper.split_whitespace().map(str::to_string).collect();
+    (!words.is_empty()).then_some(words)
+}
+
+/// How much longer than usual start-up, shutdown and polling may take: 20× under a
+/// wrapper such as valgrind.
+pub fn slowdown() -> u32 {
+    if server_wrapper().is_some() {
+        20
+    } else {
+        1
+    }
+}
+
 /// The command-line client that goes with the server: `valkey-cli` next to a
 /// `valkey-server`, else `redis-cli`.
 pub fn cli_binary() -> String {
@@ -174,7 +192,15 @@ impl Server {
         args.push("--loadmodule".into());
         args.push(module.display().to_string());
         args.extend(module_args);
-        let child = Command::new(server_binary())
+        let mut command = match server_wrapper() {
+            Some(words) => {
+                let mut command = Command::new(&words[0]);
+                command.args(&words[1..]).arg(server_binary());
+                command
+            }
+            None => Command::new(server_binary()),
+        };
+        let child = command
             .args(&args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -183,7 +209,7 @@ impl Server {
             .expect("start the server binary");
         let pid = child.id();
         self.child = Some(child);
-        let deadline = Instant::now() + Duration::from_secs(60);
+        let deadline = Instant::now() + Duration::from_secs(60) * slowdown();
         loop {
             if let Some(status) = self.child.as_mut().unwrap().try_wait().unwrap() {
                 panic!("server exited ({status}); log:\n{}", self.log());
@@ -197,9 +223,9 @@ impl Server {
                             "port {} answered by another server",
                             self.port
                         );
-                        // INFO answers while the dataset is still loading: wait for it.
-                        let loaded = conn.call(&["INFO", "persistence"]).text();
-                        if loaded.contains("loading:0\r") {
+                        // INFO answers while the data set (RDB or AOF) is still loading.
+                        let persistence = conn.call(&["INFO", "persistence"]).text();
+                        if persistence.lines().any(|line| line == "loading:0") {
                             return;
                         }
                     }
@@ -243,7 +269,7 @@ impl Server {
             } else {
                 let _ =
                     RawConnection::connect(self.port).map(|mut c| c.send(&["SHUTDOWN", "NOSAVE"]));
-                let deadline = Instant::now() + Duration::from_secs(10);
+                let deadline = Instant::now() + Duration::from_secs(10) * slowdown();
                 while child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
                     std::thread::sleep(Duration::from_millis(10));
                 }
@@ -251,6 +277,24 @@ impl Server {
             }
             let _ = child.wait();
         }
+    }
+
+    /// SIGKILLs the server by its process id, from any thread (the handle stays here and
+    /// is reaped by the next `stop` or `restart`).
+    pub fn kill_pid(pid: u32) {
+        let status = Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -9 {pid}");
+    }
+
+    /// Starts the server again after it was killed (`stop(true)` or [`Server::kill_pid`]),
+    /// on the same directory and port, with the same arguments plus `extra`, without
+    /// trying a clean shutdown first.
+    pub fn restart_after_kill(&mut self, extra: &[&str]) {
+        self.stop(true);
+        self.restart(extra);
     }
 
     /// Stops and starts the server again on the same directory and port, with the same
@@ -282,7 +326,8 @@ impl Drop for Server {
                 tail.into_iter().rev().collect::<Vec<_>>().join("\n")
             );
         }
-        self.stop(true);
+        // Under a wrapper (valgrind) a clean shutdown lets it write its leak report.
+        self.stop(server_wrapper().is_none());
         if !self.keep_dir {
             let _ = std::fs::remove_dir_all(&self.dir);
         }
@@ -380,7 +425,7 @@ pub struct RawConnection {
 impl RawConnection {
     pub fn connect(port: u16) -> std::io::Result<RawConnection> {
         let stream = TcpStream::connect(("127.0.0.1", port))?;
-        stream.set_read_timeout(Some(Duration::from_secs(120)))?;
+        stream.set_read_timeout(Some(Duration::from_secs(120) * slowdown()))?;
         stream.set_nodelay(true)?;
         Ok(RawConnection {
             reader: BufReader::new(stream.try_clone()?),
@@ -500,7 +545,7 @@ pub fn is_valkey(conn: &mut RawConnection) -> bool {
 
 /// Polls until `f` holds or 10 s pass.
 pub fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + Duration::from_secs(10) * slowdown();
     while !f() {
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
         std::thread::sleep(Duration::from_millis(20));
