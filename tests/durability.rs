@@ -13,7 +13,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Commands the writer sends, each acknowledged by an integer reply (1 for a new item).
-const WRITES: [&str; 2] = ["BF.ADD", "CF.ADD"];
+const WRITES: [&str; 3] = ["BF.ADD", "CF.ADD", "CBF.ADD"];
+/// The key each command of `WRITES` writes to.
+const KEYS: [&str; 3] = ["bf", "cf", "cbf"];
 /// Commands sent per round trip (pipelined), so fsync-per-write stays quick.
 const BATCH: usize = 20;
 /// The writer stops here if no kill came first.
@@ -31,8 +33,8 @@ fn encode(args: &[&str]) -> Vec<u8> {
 type Acked = Arc<Mutex<Vec<(usize, usize, bool)>>>;
 
 /// Writes `item-N` with every command of `WRITES` until the connection dies; each item
-/// whose reply arrived is recorded. CF.ADD must answer 1; BF.ADD 1, or 0 for a false
-/// positive (the item is reported present either way).
+/// whose reply arrived is recorded. CF.ADD and CBF.ADD must answer 1; BF.ADD 1, or 0 for
+/// a false positive (the item is reported present either way).
 fn writer(port: u16, acked: Acked, progress: Arc<AtomicUsize>) {
     let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
     stream
@@ -47,7 +49,7 @@ fn writer(port: u16, acked: Acked, progress: Arc<AtomicUsize>) {
             .collect();
         let mut out = Vec::new();
         for &(c, n) in &batch {
-            let key = if c == 0 { "bf" } else { "cf" };
+            let key = KEYS[c];
             out.extend(encode(&[WRITES[c], key, &format!("item-{n}")]));
         }
         if stream.write_all(&out).is_err() {
@@ -83,8 +85,11 @@ fn random_count(from: usize, spread: usize) -> usize {
 /// Every item of `acked` is present (checked in batches with BF.MEXISTS / CF.MEXISTS).
 fn assert_all_present(server: &Server, acked: &[(usize, usize, bool)], what: &str) {
     let mut conn = server.raw();
-    for (c, command) in ["BF.MEXISTS", "CF.MEXISTS"].into_iter().enumerate() {
-        let key = if c == 0 { "bf" } else { "cf" };
+    for (c, command) in ["BF.MEXISTS", "CF.MEXISTS", "CBF.MEXISTS"]
+        .into_iter()
+        .enumerate()
+    {
+        let key = KEYS[c];
         let items: Vec<String> = acked
             .iter()
             .filter(|(cmd, _, _)| *cmd == c)
@@ -107,10 +112,10 @@ fn assert_all_present(server: &Server, acked: &[(usize, usize, bool)], what: &st
             .iter()
             .filter(|(cmd, _, new)| *cmd == c && *new)
             .count();
-        let count = if c == 0 {
-            conn.call(&["BF.CARD", key]).int()
-        } else {
-            conn.call(&["CF.INFO", key]).array()[7].int()
+        let count = match c {
+            0 => conn.call(&["BF.CARD", key]).int(),
+            1 => conn.call(&["CF.INFO", key]).array()[7].int(),
+            _ => conn.call(&["CBF.CARD", key]).int(),
         };
         assert!(count >= new as i64, "{what}: {key} count {count} < {new}");
     }
@@ -146,7 +151,8 @@ fn write_then_kill(
     (acked, mark)
 }
 
-/// A scaling Bloom filter and a Cuckoo filter that grows geometrically (the default
+/// A scaling Bloom filter, a scaling counting Bloom filter, and a Cuckoo filter that grows
+/// geometrically (the default
 /// expansion 1 would reach the max-expansions limit within MAX_ITEMS).
 fn create_filters(server: &Server) {
     let mut conn = server.raw();
@@ -155,6 +161,7 @@ fn create_filters(server: &Server) {
         call(&mut conn, "CF.RESERVE cf 1000 EXPANSION 2"),
         Reply::ok()
     );
+    assert_eq!(call(&mut conn, "CBF.RESERVE cbf 0.001 1000"), Reply::ok());
 }
 
 #[test]
@@ -170,6 +177,7 @@ fn acknowledged_items_survive_sigkill_with_appendfsync_always() {
     let mut conn = server.raw();
     assert_eq!(call(&mut conn, "BF.ADD bf after-restart"), Reply::Int(1));
     assert_eq!(call(&mut conn, "CF.ADD cf after-restart"), Reply::Int(1));
+    assert_eq!(call(&mut conn, "CBF.ADD cbf after-restart"), Reply::Int(1));
     // And a second kill right after an AOF rewrite loses nothing either.
     assert_eq!(
         call(&mut conn, "BGREWRITEAOF"),

@@ -264,16 +264,20 @@ fn replica_is_identical_after_100k_mixed_writes_and_takes_over() {
                 _ => {
                     let it = item();
                     let key = format!("auto{}", rng.below(50));
-                    if rng.below(2) == 0 {
-                        (
+                    match rng.below(3) {
+                        0 => (
                             cmd(&["BF.ADD", &format!("b{key}"), &it]),
                             Expect::BloomAdds(format!("b{key}"), vec![it]),
-                        )
-                    } else {
-                        (
+                        ),
+                        1 => (
                             cmd(&["CF.ADD", &format!("c{key}"), &it]),
                             Expect::CuckooAdds(format!("c{key}"), vec![it], false),
-                        )
+                        ),
+                        // Counting filters: every add stores a copy (like CF.ADD).
+                        _ => (
+                            cmd(&["CBF.ADD", &format!("n{key}"), &it]),
+                            Expect::CuckooAdds(format!("n{key}"), vec![it], false),
+                        ),
                     }
                 }
             };
@@ -326,10 +330,12 @@ fn replica_is_identical_after_100k_mixed_writes_and_takes_over() {
     for (bloom, map) in [(true, &model.bloom), (false, &model.cuckoo)] {
         for (key, items) in map {
             for chunk in items.chunks(1000) {
-                let mut argv = vec![
-                    if bloom { "BF.MEXISTS" } else { "CF.MEXISTS" },
-                    key.as_str(),
-                ];
+                let command = match (bloom, key.starts_with("nauto")) {
+                    (true, _) => "BF.MEXISTS",
+                    (false, true) => "CBF.MEXISTS",
+                    (false, false) => "CF.MEXISTS",
+                };
+                let mut argv = vec![command, key.as_str()];
                 argv.extend(strings(chunk));
                 let found = rconn.call(&argv).ints();
                 assert!(
@@ -343,4 +349,8 @@ fn replica_is_identical_after_100k_mixed_writes_and_takes_over() {
     assert!(checked > 100_000, "{checked}");
     assert_eq!(call(&mut rconn, "BF.ADD bf0 after-failover"), Reply::Int(1));
     assert_eq!(call(&mut rconn, "CF.ADD cf0 after-failover"), Reply::Int(1));
+    assert_eq!(
+        call(&mut rconn, "CBF.ADD nauto0 after-failover"),
+        Reply::Int(1)
+    );
 }
