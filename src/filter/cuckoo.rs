@@ -1561,7 +1561,11 @@ mod tests {
         }
 
         #[test]
-        fn any_items_added_are_found(p in small_params(), items in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..12), 0..200)) {
+        // Distinct items: copies of one item share both buckets in every sub-filter, so
+        // each 2 × bucket-size copies force a new sub-filter (growing geometrically with the
+        // expansion) — RedisBloom's behaviour too, but a random case could then need
+        // gigabytes. Multisets of a few copies are covered by `no_false_negatives`.
+        fn any_items_added_are_found(p in small_params(), items in proptest::collection::hash_set(proptest::collection::vec(any::<u8>(), 0..12), 0..200)) {
             let mut f = CuckooFilter::new(p, BIG).unwrap();
             for it in &items {
                 f.insert(&CuckooHash::new(it), BIG).unwrap();
