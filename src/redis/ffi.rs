@@ -506,13 +506,9 @@ impl<'c> ArrayReply<'c> {
 
 /// Replies with an array of integers without building an intermediate vector of values.
 pub fn reply_integers(ctx: &Context, values: impl ExactSizeIterator<Item = i64>) -> RedisResult {
-    unsafe {
-        raw::RedisModule_ReplyWithArray.unwrap()(ctx.ctx, values.len() as std::os::raw::c_long);
-        for v in values {
-            raw::RedisModule_ReplyWithLongLong.unwrap()(ctx.ctx, v);
-        }
-    }
-    Ok(RedisValue::NoReply)
+    let mut reply = ArrayReply::with_len(ctx, values.len());
+    values.for_each(|v| reply.integer(v));
+    reply.finish()
 }
 
 // ---------------------------------------------------------------------------------------
