@@ -1,4 +1,17 @@
-//! C's `printf("%g")`, which BF.DEBUG uses for each link's error ratio.
+//! C's `printf("%g")`, which BF.DEBUG uses for each link's error ratio, and the shortest
+//! exact form of a double, which replicated commands carry.
+
+/// The shortest decimal text that parses back to exactly `x` (plain or exponent form,
+/// whichever is shorter; plain on a tie), as Redis' `strtod` reads it.
+pub fn shortest(x: f64) -> String {
+    let plain = format!("{x}");
+    let exponent = format!("{x:e}");
+    if exponent.len() < plain.len() {
+        exponent
+    } else {
+        plain
+    }
+}
 
 /// Formats like C's `%g`: 6 significant digits, trailing zeros removed, exponent form when
 /// the decimal exponent is below -4 or at least 6 (with a sign and two or more digits).
@@ -41,7 +54,22 @@ fn strip_zeros(s: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
-    use super::format_g;
+    use super::{format_g, shortest};
+
+    #[test]
+    fn shortest_round_trips_exactly() {
+        for (x, want) in [
+            (0.01, "0.01"),
+            (0.001, "0.001"),
+            (0.1 + 0.2, "0.30000000000000004"),
+            (1e-7, "1e-7"),
+            (5e-324, "5e-324"),
+            (0.5, "0.5"),
+        ] {
+            assert_eq!(shortest(x), want);
+            assert_eq!(want.parse::<f64>().unwrap().to_bits(), x.to_bits());
+        }
+    }
 
     #[test]
     fn matches_c_printf_g() {

@@ -250,6 +250,11 @@ pub unsafe fn run_command(
         );
         Err(RedisError::Str("ERR internal error in redbloom"))
     });
+    if let Err(e) = &reply {
+        if super::write::is_trusted(&context) {
+            super::write::log_divergence(&context, &args, &e.to_string());
+        }
+    }
     context.reply(reply) as c_int
 }
 
