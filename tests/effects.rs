@@ -84,7 +84,12 @@ fn workload(rng: &mut Rng, commands: usize) -> Vec<Vec<String>> {
                     "",
                 ];
                 let chosen = options[rng.range(0, options.len() as u64) as usize];
-                c.extend(chosen.split(' ').filter(|w| !w.is_empty()).map(String::from));
+                c.extend(
+                    chosen
+                        .split(' ')
+                        .filter(|w| !w.is_empty())
+                        .map(String::from),
+                );
                 c.push("ITEMS".into());
                 c.extend((0..rng.range(1, 12)).map(|_| item(rng)));
                 c
@@ -296,10 +301,7 @@ fn assert_workload_meaningful(conn: &mut RawConnection, errors: usize) {
         let pair = info.chunks(2).find(|pair| pair[0].text() == label);
         pair.expect(label)[1].int()
     };
-    assert_eq!(
-        filters(conn, "BF.INFO", "scaleout", "Number of filters"),
-        2
-    );
+    assert_eq!(filters(conn, "BF.INFO", "scaleout", "Number of filters"), 2);
     let grown = (0..12)
         .filter(|k| {
             let key = format!("cf:{k}");
@@ -341,7 +343,9 @@ fn replica_with_other_configs_holds_identical_filters() {
             .contains("master_link_status:up")
     });
     assert_eq!(
-        rconn.call(&["CONFIG", "GET", "bf.max-filter-bytes"]).array()[1],
+        rconn
+            .call(&["CONFIG", "GET", "bf.max-filter-bytes"])
+            .array()[1],
         Reply::bulk("1048576")
     );
     let mut conn = master.raw();
@@ -377,7 +381,8 @@ fn aof_replayed_under_other_configs_restores_identical_filters() {
     server.restart(OTHER_CONFIGS);
     let mut conn = server.raw();
     assert_eq!(
-        conn.call(&["CONFIG", "GET", "bf.cf-max-expansions"]).array()[1],
+        conn.call(&["CONFIG", "GET", "bf.cf-max-expansions"])
+            .array()[1],
         Reply::bulk("1")
     );
     assert_same_state(&before, &state(&mut conn));
@@ -439,16 +444,27 @@ fn exact_replicated_commands() {
         ("BF.ADD k a", Reply::Int(1)),
         ("BF.ADD k a", Reply::Int(0)),
         ("BF.MADD k a b a", Reply::int_array(&[0, 1, 0])),
+        ("BF.ADD k c", Reply::Int(1)),
         ("CF.ADD c x", Reply::Int(1)),
         ("CF.ADDNX c x", Reply::Int(0)),
         ("CF.DEL c nothere", Reply::Int(0)),
-        ("CF.INSERTNX c2 CAPACITY 10 ITEMS x y x", Reply::int_array(&[1, 1, 0])),
+        ("CF.INSERT c NOCREATE ITEMS y z", Reply::int_array(&[1, 1])),
+        (
+            "CF.INSERTNX c2 CAPACITY 10 ITEMS x y x",
+            Reply::int_array(&[1, 1, 0]),
+        ),
         ("CF.DEL c2 y", Reply::Int(1)),
         ("CF.COMPACT c2", Reply::ok()),
-        ("CBF.INSERT n CAPACITY 3 ERROR 0.1 ITEMS p p", Reply::int_array(&[1, 1])),
+        (
+            "CBF.INSERT n CAPACITY 3 ERROR 0.1 ITEMS p p",
+            Reply::int_array(&[1, 1]),
+        ),
         ("CBF.DEL n q", Reply::Int(0)),
         ("BF.RESERVE r 0.25 7 EXPANSION 3", Reply::ok()),
-        ("CF.RESERVE r2 64 BUCKETSIZE 3 MAXITERATIONS 9 EXPANSION 3", Reply::ok()),
+        (
+            "CF.RESERVE r2 64 BUCKETSIZE 3 MAXITERATIONS 9 EXPANSION 3",
+            Reply::ok(),
+        ),
     ];
     for (line, want) in &lines {
         assert_eq!(&call(&mut conn, line), want, "{line}");
@@ -456,18 +472,25 @@ fn exact_replicated_commands() {
     let header = call(&mut conn, "BF.RESERVE ns 0.01 10 NONSCALING");
     assert_eq!(header, Reply::ok());
     let ns_header = conn.call(&["BF.SCANDUMP", "ns", "0"]).array()[1].bytes();
-    let got: Vec<String> = aof_commands(&server).iter().map(|c| text(c)).collect();
+    // SELECT is the server's (Redis writes it before MULTI, Valkey after).
+    let got: Vec<String> = aof_commands(&server)
+        .iter()
+        .map(|c| text(c))
+        .filter(|c| c != "SELECT 0")
+        .collect();
     let mut want: Vec<String> = [
-        "SELECT 0",
         "MULTI",
         "BF.RESERVE k 0.01 100 EXPANSION 2",
         "BF.MADD k a",
         "EXEC",
         "BF.MADD k b",
+        // Every item applied to an existing filter: the command as received.
+        "BF.ADD k c",
         "MULTI",
         "CF.RESERVE c 1024 BUCKETSIZE 2 MAXITERATIONS 20 EXPANSION 1",
         "CF.ADD c x",
         "EXEC",
+        "CF.INSERT c NOCREATE ITEMS y z",
         "MULTI",
         "CF.RESERVE c2 10 BUCKETSIZE 2 MAXITERATIONS 20 EXPANSION 1",
         "CF.ADD c2 x",
@@ -485,7 +508,10 @@ fn exact_replicated_commands() {
     .iter()
     .map(|s| s.to_string())
     .collect();
-    want.push(format!("BF.LOADCHUNK ns 1 {}", String::from_utf8_lossy(&ns_header)));
+    want.push(format!(
+        "BF.LOADCHUNK ns 1 {}",
+        String::from_utf8_lossy(&ns_header)
+    ));
     assert_eq!(got, want);
 }
 
@@ -499,7 +525,10 @@ fn loaded_writes_ignore_the_local_ceiling_clients_do_not() {
         call(&mut conn, "CF.RESERVE big 4000000 EXPANSION 2"),
         Reply::ok()
     );
-    assert_eq!(call(&mut conn, "BF.RESERVE big2 0.0001 1000000"), Reply::ok());
+    assert_eq!(
+        call(&mut conn, "BF.RESERVE big2 0.0001 1000000"),
+        Reply::ok()
+    );
     let dumps = [conn.call(&["DUMP", "big"]), conn.call(&["DUMP", "big2"])];
     drop(conn);
     server.restart(&["--bf.max-filter-bytes", "1mb"]);
@@ -513,4 +542,59 @@ fn loaded_writes_ignore_the_local_ceiling_clients_do_not() {
         Reply::err("ERR filter would exceed the max-filter-bytes limit")
     );
     assert_clean_log(&server);
+}
+
+/// Writes that fail on the master after changing something (a key created, some items
+/// added before a scale-out is refused) leave the replica exactly as the master, although
+/// the replica's own limits would have let the command do more.
+#[test]
+fn failed_writes_leave_master_and_replica_alike() {
+    let master = Server::start_with(&[
+        "--bf.max-filter-bytes",
+        "1mb",
+        "--bf.cf-max-expansions",
+        "1",
+    ]);
+    let replica = common::start_replica(&master);
+    let mut conn = master.raw();
+    // Created, then refused: one sub-filter is already the maximum here.
+    assert_eq!(
+        call(&mut conn, "CF.ADD cnew x"),
+        Reply::err("Maximum expansions reached")
+    );
+    assert_eq!(call(&mut conn, "EXISTS cnew"), Reply::Int(1));
+    // A non-scaling filter created full-to-be: the first item fits, the rest do not.
+    assert_eq!(
+        call(&mut conn, "BF.INSERT ns CAPACITY 1 NONSCALING ITEMS a b c"),
+        Reply::Array(Some(vec![
+            Reply::Int(1),
+            Reply::err("ERR non scaling filter is full")
+        ]))
+    );
+    // Scale-out refused by the master's ceiling (the replica's would allow it).
+    for (family, key) in [("BF", "grow"), ("CBF", "cgrow")] {
+        assert_eq!(
+            call(
+                &mut conn,
+                &format!("{family}.RESERVE {key} 0.01 20000 EXPANSION 64")
+            ),
+            Reply::ok()
+        );
+        let mut madd = vec![format!("{family}.MADD"), key.to_string()];
+        madd.extend((0..20_100).map(|i| format!("g{i}")));
+        let replies = conn.call(&madd).array();
+        let refused = replies
+            .iter()
+            .filter(|r| **r == Reply::err("ERR filter would exceed the max-filter-bytes limit"))
+            .count();
+        assert!(refused > 50, "{family}: {refused} refused");
+    }
+    wait_for_replicas(&mut conn, 1);
+    let mut rconn = replica.raw();
+    assert_same_state(&state(&mut conn), &state(&mut rconn));
+    assert_eq!(
+        call(&mut rconn, "BF.INFO grow FILTERS"),
+        Reply::int_array(&[1])
+    );
+    assert_clean_log(&replica);
 }

@@ -245,10 +245,11 @@ fn add_items<'a, F: BloomKind>(
     let pairs: Vec<HashPair> = (from..args.len())
         .map(|i| filter.hash(args.bytes(i)))
         .collect();
+    write.items_from(from);
     let mut next = from;
     let max_bytes = write.max_bytes();
     filter.add_each(&pairs, max_bytes, |outcome| {
-        let item = args.bytes(next);
+        let item = next;
         next += 1;
         match add_reply(outcome) {
             Ok(value) => {
@@ -287,8 +288,8 @@ pub fn reserve<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
     };
     // With the bf-expansion-factor config at 0, new filters are non-scaling by default —
     // but not those the master or the AOF creates: they state how they scale.
-    params.scaling = (params.scaling || write.is_trusted())
-        && find_keyword(args, 4, "NONSCALING").is_none();
+    params.scaling =
+        (params.scaling || write.is_trusted()) && find_keyword(args, 4, "NONSCALING").is_none();
     if let Some(at) = find_keyword(args, 4, "EXPANSION") {
         if at + 1 >= args.len() {
             return Err(error(errors::NO_EXPANSION));
@@ -326,9 +327,10 @@ pub fn add<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
     let key = Key::open(ctx, args, 1, true);
     let chain = filter_for_write::<F>(&key, Some(&NewFilter::defaults()), &mut write)?;
     let max_bytes = write.max_bytes();
+    write.items_from(2);
     let outcome = tracked(chain, |c| c.add(c.hash(args.bytes(2)), max_bytes));
     if outcome == AddOutcome::Added {
-        write.added(args.bytes(2));
+        write.added(2);
     }
     notify_write(ctx, args);
     add_reply(outcome).map(RedisValue::Integer).map_err(error)
@@ -416,7 +418,9 @@ pub fn insert<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
     let key = Key::open(ctx, args, 1, true);
     let chain = filter_for_write::<F>(&key, (!nocreate).then_some(&params), &mut write)?;
     let mut reply = ArrayReply::postponed(ctx);
-    tracked(chain, |c| add_items(c, args, items_at, &mut reply, &mut write));
+    tracked(chain, |c| {
+        add_items(c, args, items_at, &mut reply, &mut write)
+    });
     notify_write(ctx, args);
     reply.finish()
 }

@@ -107,7 +107,7 @@ pub fn del(ctx: &Context, args: &Args) -> RedisResult {
     let chain = existing::<CountingChain>(&key, &COUNTING_TYPE)?;
     let deleted = tracked(chain, |c| c.delete(c.hash(args.bytes(2))));
     if deleted {
-        write.deleted(args.bytes(2));
+        write.as_received();
     }
     notify_write(ctx, args);
     Ok(RedisValue::Integer(i64::from(deleted)))

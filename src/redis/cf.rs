@@ -145,20 +145,21 @@ pub fn reserve(ctx: &Context, args: &Args) -> RedisResult {
 
 /// One insert; `Ok(false)` only for NX when the item is present. A failed insert leaves
 /// the filter unchanged (the kick-out is undone, a failed growth adds nothing).
-fn insert_one<'a>(
+fn insert_one(
     filter: &mut CuckooFilter,
-    item: &'a [u8],
+    args: &Args,
+    i: usize,
     nx: bool,
-    write: &mut Write<'a>,
+    write: &mut Write,
 ) -> Result<bool, CuckooError> {
-    let hash = CuckooHash::new(item);
+    let hash = CuckooHash::new(args.bytes(i));
     let inserted = if nx {
         filter.insert_if_absent(&hash, write.max_bytes())
     } else {
         filter.insert(&hash, write.max_bytes()).map(|()| true)
     };
     if inserted == Ok(true) {
-        write.added(item);
+        write.added(i);
     }
     inserted
 }
@@ -180,7 +181,8 @@ pub fn add(ctx: &Context, args: &Args) -> RedisResult {
     let filter = filter_for_write(&key, Some(config::CF_INITIAL_SIZE.get()), &mut write)?;
     check_expansions(filter, &write)?;
     let nx = is_nx(args);
-    let reply = match tracked(filter, |f| insert_one(f, args.bytes(2), nx, &mut write)) {
+    write.items_from(2);
+    let reply = match tracked(filter, |f| insert_one(f, args, 2, nx, &mut write)) {
         Ok(inserted) => Ok(RedisValue::Integer(i64::from(inserted))),
         // Nothing changed: the kick-out was undone and the filter does not grow.
         Err(CuckooError::NoSpace) => return Err(error(errors::FILTER_FULL)),
@@ -233,9 +235,10 @@ pub fn insert(ctx: &Context, args: &Args) -> RedisResult {
     let filter = filter_for_write(&key, (!nocreate).then_some(capacity), &mut write)?;
     check_expansions(filter, &write)?;
     let nx = is_nx(args);
+    write.items_from(items_at);
     let replies = tracked(filter, |f| {
         (items_at..args.len())
-            .map(|i| match insert_one(f, args.bytes(i), nx, &mut write) {
+            .map(|i| match insert_one(f, args, i, nx, &mut write) {
                 Ok(inserted) => i64::from(inserted),
                 Err(e) => {
                     write.item_failed(&e.to_string());
@@ -305,7 +308,7 @@ pub fn del(ctx: &Context, args: &Args) -> RedisResult {
     notify_write(ctx, args);
     let deleted = tracked(filter, |f| f.delete(&CuckooHash::new(args.bytes(2))));
     if deleted {
-        write.deleted(args.bytes(2));
+        write.as_received();
     }
     Ok(RedisValue::Integer(i64::from(deleted)))
 }
@@ -323,7 +326,7 @@ pub fn compact(ctx: &Context, args: &Args) -> RedisResult {
     // With one sub-filter and no deletes counted, compaction has nothing to change.
     if filter.num_filters() > 1 || filter.num_deletes() > 0 {
         tracked(filter, |f| f.compact(true));
-        write.compacted();
+        write.as_received();
     }
     notify_write(ctx, args);
     Ok(RedisValue::SimpleStringStatic("OK"))

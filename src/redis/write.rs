@@ -9,7 +9,9 @@
 //!   MAXITERATIONS <m> EXPANSION <e>`; a non-scaling Bloom filter, whose stored expansion
 //!   no RESERVE can state, as `BF.LOADCHUNK key 1 <header>` of the new, empty filter);
 //! - then the items that changed the filter, in order (`BF.MADD key …`, one `CF.ADD key
-//!   item` each), deletions that deleted, a compaction, or a LOADCHUNK as received;
+//!   item` each);
+//! - the command as received when that does exactly the same anywhere: no filter created
+//!   and every item applied, a DEL that deleted, a compaction, a LOADCHUNK;
 //! - nothing when nothing changed.
 //!
 //! Every command is valid for RedisBloom 2.4.20 (BF, CF). Redis wraps several commands
@@ -19,7 +21,7 @@
 
 use super::bf::{BloomKind, NewFilter};
 use super::config;
-use super::ffi::Args;
+use super::ffi::{replicate, Args, Replicated};
 use crate::filter::cuckoo::CuckooParams;
 use crate::filter::fmt::shortest;
 use redis_module::{Context, ContextFlags};
@@ -30,9 +32,10 @@ pub fn is_trusted(ctx: &Context) -> bool {
         .intersects(ContextFlags::REPLICATED | ContextFlags::LOADING)
 }
 
-/// One command to replicate: its name and arguments after the key.
-struct Command {
-    name: String,
+/// A creation command: its name after the family (`RESERVE`, `LOADCHUNK`) and its
+/// arguments after the key.
+struct Creation {
+    name: &'static str,
     args: Vec<Vec<u8>>,
 }
 
@@ -41,29 +44,25 @@ pub struct Write<'a> {
     ctx: &'a Context,
     args: &'a Args<'a>,
     trusted: bool,
-    /// `BF`, `CBF`, `CF`: the family of the command, for the replicated names.
-    family: String,
-    created: Option<Command>,
-    /// Items that changed the filter, in the order they were applied.
-    added: Vec<&'a [u8]>,
-    /// Anything else, replicated after the items (deletion, compaction).
-    then: Option<Command>,
-    verbatim: bool,
+    created: Option<Creation>,
+    /// The first argument holding an item, if the command takes items.
+    items_from: Option<usize>,
+    /// Arguments holding items that changed the filter, in the order they were applied.
+    added: Vec<usize>,
+    /// The request itself is the effect.
+    as_received: bool,
 }
 
 impl<'a> Write<'a> {
     pub fn new(ctx: &'a Context, args: &'a Args<'a>) -> Self {
-        let name = String::from_utf8_lossy(args.bytes(0)).to_ascii_uppercase();
-        let family = name.split('.').next().unwrap_or_default().to_string();
         Write {
             ctx,
             args,
             trusted: is_trusted(ctx),
-            family,
             created: None,
+            items_from: None,
             added: Vec::new(),
-            then: None,
-            verbatim: false,
+            as_received: false,
         }
     }
 
@@ -101,9 +100,9 @@ impl<'a> Write<'a> {
 
     /// A Bloom-style filter was created from `params` (`filter` as just created).
     pub fn created_bloom<F: BloomKind>(&mut self, params: &NewFilter, filter: &F) {
-        let command = if params.scaling {
-            Command {
-                name: format!("{}.RESERVE", self.family),
+        self.created = Some(if params.scaling {
+            Creation {
+                name: "RESERVE",
                 args: vec![
                     shortest(params.error).into_bytes(),
                     params.capacity.to_string().into_bytes(),
@@ -112,18 +111,17 @@ impl<'a> Write<'a> {
                 ],
             }
         } else {
-            Command {
-                name: format!("{}.LOADCHUNK", self.family),
+            Creation {
+                name: "LOADCHUNK",
                 args: vec![b"1".to_vec(), filter.dump_header()],
             }
-        };
-        self.created = Some(command);
+        });
     }
 
     /// A Cuckoo filter was created from `params`.
     pub fn created_cuckoo(&mut self, params: CuckooParams) {
-        self.created = Some(Command {
-            name: "CF.RESERVE".to_string(),
+        self.created = Some(Creation {
+            name: "RESERVE",
             args: vec![
                 params.capacity.to_string().into_bytes(),
                 b"BUCKETSIZE".to_vec(),
@@ -136,62 +134,71 @@ impl<'a> Write<'a> {
         });
     }
 
-    /// `item` was added and changed the filter.
-    pub fn added(&mut self, item: &'a [u8]) {
-        self.added.push(item);
+    /// The command's items are its arguments from `i` on.
+    pub fn items_from(&mut self, i: usize) {
+        self.items_from = Some(i);
     }
 
-    /// One copy of `item` was deleted (CF.DEL, CBF.DEL).
-    pub fn deleted(&mut self, item: &[u8]) {
-        self.then = Some(Command {
-            name: format!("{}.DEL", self.family),
-            args: vec![item.to_vec()],
-        });
+    /// The item in argument `i` was added and changed the filter.
+    pub fn added(&mut self, i: usize) {
+        self.added.push(i);
     }
 
-    /// The filter was compacted (CF.COMPACT).
-    pub fn compacted(&mut self) {
-        self.then = Some(Command {
-            name: format!("{}.COMPACT", self.family),
-            args: Vec::new(),
-        });
-    }
-
-    /// The command carried explicit data and did exactly what it says (LOADCHUNK).
+    /// The command did exactly what it says, whatever the server's configs: LOADCHUNK
+    /// (explicit data), a DEL that deleted, a compaction.
     pub fn as_received(&mut self) {
-        self.verbatim = true;
+        self.as_received = true;
     }
 
-    fn replicate(&self, name: &str, rest: &[&[u8]]) {
-        let mut args: Vec<&[u8]> = Vec::with_capacity(rest.len() + 1);
-        args.push(self.args.bytes(1));
-        args.extend_from_slice(rest);
-        self.ctx.replicate(name, args.as_slice());
+    /// Whether the command, replayed as received, does exactly what it did here: no
+    /// filter created and every one of its items applied.
+    fn same_as_received(&self) -> bool {
+        self.as_received
+            || (self.created.is_none()
+                && self.items_from.is_some_and(|from| {
+                    self.added.len() == self.args.len() - from
+                        && self.added.iter().copied().eq(from..self.args.len())
+                }))
+    }
+
+    /// `BF`, `CF`, `CBF`: the command's family, from its name.
+    fn family(&self) -> String {
+        let name = self.args.bytes(0);
+        let end = name.iter().position(|&c| c == b'.').unwrap_or(name.len());
+        String::from_utf8_lossy(&name[..end]).to_ascii_uppercase()
+    }
+
+    /// Replicates `<family>.<name> key rest…`.
+    fn send(&self, family: &str, name: &str, rest: impl Iterator<Item = Replicated<'a>>) {
+        let parts: Vec<Replicated> = std::iter::once(Replicated::Arg(1)).chain(rest).collect();
+        replicate(self.ctx, self.args, &format!("{family}.{name}"), &parts);
     }
 }
 
 impl Drop for Write<'_> {
     fn drop(&mut self) {
-        if self.verbatim {
+        if self.same_as_received() {
             self.ctx.replicate_verbatim();
             return;
         }
+        if self.created.is_none() && self.added.is_empty() {
+            return;
+        }
+        let family = self.family();
         if let Some(created) = &self.created {
-            let rest: Vec<&[u8]> = created.args.iter().map(Vec::as_slice).collect();
-            self.replicate(&created.name, &rest);
+            let rest = created.args.iter().map(|a| Replicated::Bytes(a));
+            self.send(&family, created.name, rest);
         }
-        if !self.added.is_empty() {
-            if self.family == "CF" {
-                for &item in &self.added {
-                    self.replicate("CF.ADD", &[item]);
-                }
-            } else {
-                self.replicate(&format!("{}.MADD", self.family), &self.added);
+        if self.added.is_empty() {
+            return;
+        }
+        if family == "CF" {
+            for &i in &self.added {
+                self.send(&family, "ADD", std::iter::once(Replicated::Arg(i)));
             }
-        }
-        if let Some(then) = &self.then {
-            let rest: Vec<&[u8]> = then.args.iter().map(Vec::as_slice).collect();
-            self.replicate(&then.name, &rest);
+        } else {
+            let items = self.added.iter().map(|&i| Replicated::Arg(i));
+            self.send(&family, "MADD", items);
         }
     }
 }
