@@ -125,7 +125,7 @@ fn workload(rng: &mut Rng, commands: usize) -> Vec<Vec<String>> {
                 };
                 let mut c = vec![name.into(), key(rng, "cf")];
                 if rng.range(0, 3) == 0 {
-                    c.extend(words("CAPACITY 16"));
+                    c.extend(words("CAPACITY 5"));
                 }
                 c.push("ITEMS".into());
                 c.extend((0..rng.range(1, 12)).map(|_| item(rng)));
@@ -399,7 +399,7 @@ fn aof_commands(server: &Server) -> Vec<Vec<Vec<u8>>> {
         .expect("an incremental AOF file");
     let data = std::fs::read(incr).unwrap();
     let mut at = 0;
-    let mut line = |at: &mut usize| {
+    let line = |at: &mut usize| {
         let end = *at + data[*at..].windows(2).position(|w| w == b"\r\n").unwrap();
         let text = String::from_utf8(data[*at..end].to_vec()).unwrap();
         *at = end + 2;

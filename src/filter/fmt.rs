@@ -1,15 +1,13 @@
 //! C's `printf("%g")`, which BF.DEBUG uses for each link's error ratio, and the shortest
 //! exact form of a double, which replicated commands carry.
 
-/// The shortest decimal text that parses back to exactly `x` (plain or exponent form,
-/// whichever is shorter; plain on a tie), as Redis' `strtod` reads it.
+/// The fewest digits that read back as exactly `x` (Redis parses with `strtod`): plain
+/// for 1e-4 ≤ |x| < 1e16 (`0.01`), exponent form outside (`1e-7`, `5e-324`).
 pub fn shortest(x: f64) -> String {
-    let plain = format!("{x}");
-    let exponent = format!("{x:e}");
-    if exponent.len() < plain.len() {
-        exponent
+    if x == 0.0 || (1e-4..1e16).contains(&x.abs()) {
+        format!("{x}")
     } else {
-        plain
+        format!("{x:e}")
     }
 }
 
@@ -65,6 +63,8 @@ mod tests {
             (1e-7, "1e-7"),
             (5e-324, "5e-324"),
             (0.5, "0.5"),
+            (0.0001, "0.0001"),
+            (0.00009, "9e-5"),
         ] {
             assert_eq!(shortest(x), want);
             assert_eq!(want.parse::<f64>().unwrap().to_bits(), x.to_bits());

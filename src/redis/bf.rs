@@ -1,7 +1,8 @@
 //! BF.* — the scalable Bloom filter commands (COMPAT §1): parse, look up, call the core,
-//! reply, and report what changed to [`Write`] (which replicates the effect). The handlers are generic over [`BloomKind`]: the counting Bloom
-//! filter (CBF.*, `cbf.rs`) is the same chain with counters and shares every command but
-//! DEL and COUNT, with the same arguments, validation order and replies.
+//! reply, and report what changed to [`Write`] (which replicates the effect). The handlers
+//! are generic over [`BloomKind`]: the counting Bloom filter (CBF.*, `cbf.rs`) is the same
+//! chain with counters and shares every command but DEL and COUNT, with the same
+//! arguments, validation order and replies.
 
 use super::args::{existing, find_keyword, option_letter};
 use super::config;

@@ -198,6 +198,7 @@ pub fn insert(ctx: &Context, args: &Args) -> RedisResult {
     if args.len() < 4 {
         return Err(RedisError::WrongArity);
     }
+    let mut write = Write::new(ctx, args);
     let mut capacity = config::CF_INITIAL_SIZE.get();
     let mut nocreate = false;
     let mut items_at = None;
@@ -209,7 +210,9 @@ pub fn insert(ctx: &Context, args: &Args) -> RedisResult {
                     return Err(RedisError::WrongArity);
                 }
                 let value = args.integer(i + 1).ok_or(error(errors::CF_BAD_CAPACITY))?;
-                if value < 2 * i64::from(config::cf_defaults().bucket_size) {
+                // Checked against this server's default bucket size, so not for a write
+                // from the master or the AOF: it reaches an existing filter there.
+                if value < 2 * i64::from(config::cf_defaults().bucket_size) && !write.is_trusted() {
                     return Err(error(errors::CF_CAPACITY_TOO_SMALL));
                 }
                 capacity = value as u64;
@@ -230,7 +233,6 @@ pub fn insert(ctx: &Context, args: &Args) -> RedisResult {
         Some(at) if at < args.len() => at,
         _ => return Err(RedisError::WrongArity),
     };
-    let mut write = Write::new(ctx, args);
     let key = Key::open(ctx, args, 1, true);
     let filter = filter_for_write(&key, (!nocreate).then_some(capacity), &mut write)?;
     check_expansions(filter, &write)?;
