@@ -144,6 +144,10 @@ fn insert_one(filter: &mut CuckooFilter, item: &[u8], nx: bool) -> Result<bool, 
     }
 }
 
+/// CF.INSERT/CF.INSERTNX's element for an item that found no space (RESP2; CF.INSERTNX in
+/// RESP3 too).
+const NO_SPACE: i64 = -1;
+
 /// Whether the command name ends in NX (CF.ADDNX, CF.INSERTNX), as RedisBloom decides it.
 fn is_nx(args: &Args) -> bool {
     args.bytes(0)
@@ -223,10 +227,9 @@ pub fn insert(ctx: &Context, args: &Args) -> RedisResult {
     let mut reply = ArrayReply::with_len(ctx, outcomes.len());
     for outcome in outcomes {
         match outcome {
-            Some(inserted) if !nx => reply.boolean(inserted),
-            None if !nx => reply.boolean(false),
+            _ if !nx => reply.boolean_or(outcome, NO_SPACE),
             Some(inserted) => reply.integer(i64::from(inserted)),
-            None => reply.integer(-1),
+            None => reply.integer(NO_SPACE),
         }
     }
     reply.finish()

@@ -544,6 +544,15 @@ impl<'c> ArrayReply<'c> {
         self.count += 1;
     }
 
+    /// A boolean element where a failure is false in RESP3 but its own integer in RESP2
+    /// (CF.INSERT: `None`, no space, is -1 there).
+    pub fn boolean_or(&mut self, value: Option<bool>, resp2_failure: i64) {
+        match value {
+            None if !self.protocol.booleans => self.integer(resp2_failure),
+            value => self.boolean(value.unwrap_or(false)),
+        }
+    }
+
     pub fn error(&mut self, text: &'static str) {
         let text = CString::new(text).unwrap_or_default();
         unsafe { raw::RedisModule_ReplyWithError.unwrap()(self.ctx.ctx, text.as_ptr()) };
