@@ -707,7 +707,7 @@ impl CuckooFilter {
         let was_full = sub.is_full();
         let range = off..off + data.len();
         let before = zero_count(&sub.data[range.clone()]);
-        sub.data[range].copy_from_slice(data);
+        super::copy_changed_pages(&mut sub.data[range], data);
         sub.free = sub.free - before + zero_count(data);
         match (was_full, sub.is_full()) {
             (false, true) => self.non_full -= 1,

@@ -52,6 +52,23 @@ pub fn sparse_copy(src: &[u8]) -> Result<Vec<u8>, OutOfMemory> {
     Ok(out)
 }
 
+/// `dst.copy_from_slice(src)`, writing only the pages that differ: loading a dump chunk
+/// of a mostly empty filter into its zeroed arrays (LOADCHUNK) then leaves the untouched
+/// pages non-resident. The result is the same as a plain copy.
+pub fn copy_changed_pages(dst: &mut [u8], src: &[u8]) {
+    assert_eq!(
+        dst.len(),
+        src.len(),
+        "copy_changed_pages of unequal lengths"
+    );
+    for (to, from) in dst.chunks_mut(COPY_GRANULE).zip(src.chunks(COPY_GRANULE)) {
+        // Reading an untouched page maps the kernel's shared zero page: no RSS.
+        if *to != *from {
+            to.copy_from_slice(from);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -80,5 +97,18 @@ mod tests {
         assert_eq!(sparse_copy(&src).unwrap(), src);
         assert_eq!(sparse_copy(&[]).unwrap(), Vec::<u8>::new());
         assert_eq!(sparse_copy(&[0, 0, 9]).unwrap(), vec![0, 0, 9]);
+    }
+
+    #[test]
+    fn copy_changed_pages_is_a_copy() {
+        let mut src = vec![0u8; 3 * COPY_GRANULE + 5];
+        src[COPY_GRANULE + 1] = 7;
+        src[3 * COPY_GRANULE + 4] = 1;
+        // The destination holds bits the source does not: they are cleared, too.
+        let mut dst = vec![0u8; src.len()];
+        dst[0] = 0xff;
+        dst[3 * COPY_GRANULE] = 2;
+        copy_changed_pages(&mut dst, &src);
+        assert_eq!(dst, src);
     }
 }
