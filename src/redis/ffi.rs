@@ -71,9 +71,9 @@ unsafe impl GlobalAlloc for ModuleAllocator {
     /// Zeroed by the allocator, never by writing zeros: jemalloc serves a large calloc
     /// from fresh (or purged) pages it knows are zero, so a filter's pages become
     /// resident only as bits are set, and reserving one costs the main thread no more
-    /// than RedisBloom's calloc. `RedisModule_TryCalloc` (Valkey 8, Redis 7.4+) refuses
-    /// with NULL; Redis 7.0/7.2 have only `RedisModule_Calloc`, which aborts the server
-    /// on failure, so there `can_have` is what keeps an impossible size an error reply.
+    /// than RedisBloom's calloc. `RedisModule_TryCalloc` (Valkey 8.1 exports it) refuses
+    /// with NULL; Redis 7.0 has only `RedisModule_Calloc`, which aborts the server on
+    /// failure, so there `can_have` is what keeps an impossible size an error reply.
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         if !can_have(layout.size()) {
             return ptr::null_mut();
@@ -793,6 +793,8 @@ mod tests {
             // The global allocator of this crate's builds is ModuleAllocator.
             let mut v: Vec<u8> = Vec::new();
             assert!(v.try_reserve_exact(1 << 40).is_err());
+            // The zeroed path (alloc_zeroed) refuses as well.
+            assert!(crate::filter::zeroed_bytes(1 << 40).is_err());
         }
     }
 }
