@@ -68,19 +68,20 @@ unsafe impl GlobalAlloc for ModuleAllocator {
         }
     }
 
+    /// Zeroed by the allocator, never by writing zeros: jemalloc serves a large calloc
+    /// from fresh (or purged) pages it knows are zero, so a filter's pages become
+    /// resident only as bits are set, and reserving one costs the main thread no more
+    /// than RedisBloom's calloc. `RedisModule_TryCalloc` (Valkey 8.1 exports it) refuses
+    /// with NULL; Redis 7.0 has only `RedisModule_Calloc`, which aborts the server on
+    /// failure, so there `can_have` is what keeps an impossible size an error reply.
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         if !can_have(layout.size()) {
             return ptr::null_mut();
         }
-        match raw::RedisModule_Alloc {
-            Some(_) => {
-                let p = self.alloc(layout);
-                if !p.is_null() {
-                    ptr::write_bytes(p, 0, layout.size());
-                }
-                p
-            }
-            None => System.alloc_zeroed(layout),
+        match (raw::RedisModule_TryCalloc, raw::RedisModule_Calloc) {
+            (Some(try_calloc), _) => try_calloc(1, redis_size(layout)).cast(),
+            (None, Some(calloc)) => calloc(1, redis_size(layout)).cast(),
+            (None, None) => System.alloc_zeroed(layout),
         }
     }
 
@@ -673,11 +674,9 @@ impl FieldReader for RdbReader {
     }
     fn buffer(&mut self) -> Option<Vec<u8>> {
         let buffer = raw::load_string_buffer(self.io).ok()?;
-        let bytes = buffer.as_ref();
-        let mut out = Vec::new();
-        out.try_reserve_exact(bytes.len()).ok()?;
-        out.extend_from_slice(bytes);
-        Some(out)
+        // Only the non-zero pages are written, so a loaded filter that is mostly empty
+        // stays mostly non-resident once Redis' read buffer is freed.
+        crate::filter::sparse_copy(buffer.as_ref()).ok()
     }
 }
 
@@ -912,6 +911,8 @@ mod tests {
             // The global allocator of this crate's builds is ModuleAllocator.
             let mut v: Vec<u8> = Vec::new();
             assert!(v.try_reserve_exact(1 << 40).is_err());
+            // The zeroed path (alloc_zeroed) refuses as well.
+            assert!(crate::filter::zeroed_bytes(1 << 40).is_err());
         }
     }
 }
