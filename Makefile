@@ -3,7 +3,7 @@ PORT ?= 6379
 CARGO ?= cargo
 MODULE := target/release/libredbloom.so
 
-.PHONY: all deps build run test test-redis test-valkey lint fmt bench bench-e2e docker clean fuzz valgrind sizing-charts
+.PHONY: all deps build run test test-redis test-valkey lint fmt bench bench-e2e bench-stall docker clean fuzz valgrind sizing-charts
 
 all: build
 
@@ -49,6 +49,12 @@ bench:
 ## The end-to-end benchmark against redis-server (results: docs/benchmarks.md).
 bench-e2e: build
 	$(CARGO) bench --bench e2e
+
+## How long creating or growing a ~1 GiB filter holds the main thread, and the longest
+## PING stall meanwhile (results: docs/benchmarks.md). REFERENCE_MODULE=/path/to/redisbloom.so
+## measures RedisBloom side by side.
+bench-stall: build
+	$(CARGO) bench --bench stall
 
 ## Fuzzing (not in CI): every target of fuzz/ for FUZZ_SECONDS each, one job, the address
 ## sanitizer (FUZZ_SANITIZER=none without it). cargo-fuzz needs nightly flags:
