@@ -8,7 +8,8 @@
 //! block switches the protocol for the rest of the block. In a reply, a line `...` stands for
 //! any number of lines and a line ending in `...` or `..."` matches any line with that prefix.
 //! Each block starts on an empty data set, each file on a fresh server (so CONFIG SET in one
-//! file does not leak into the next). A block preceded by `<!-- not a transcript -->` is skipped.
+//! file does not leak into the next). A block preceded by `<!-- not a transcript -->` is skipped;
+//! one preceded by `<!-- continues -->` goes on with the data of the block before it.
 
 mod common;
 
@@ -28,6 +29,7 @@ struct Step {
 struct Transcript {
     line: usize,
     resp3: bool,
+    continues: bool,
     steps: Vec<Step>,
 }
 
@@ -52,12 +54,13 @@ fn transcripts(markdown: &str) -> Vec<Transcript> {
             continue;
         }
         let opened = i;
-        let skipped = opened > 0
-            && lines[..opened]
-                .iter()
-                .rev()
-                .find(|l| !l.trim().is_empty())
-                .is_some_and(|l| l.trim() == "<!-- not a transcript -->");
+        let marker = lines[..opened]
+            .iter()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .map(|l| l.trim());
+        let skipped = marker == Some("<!-- not a transcript -->");
+        let continues = marker == Some("<!-- continues -->");
         let mut end = opened + 1;
         while end < lines.len() && !lines[end].trim_start().starts_with("```") {
             end += 1;
@@ -70,6 +73,7 @@ fn transcripts(markdown: &str) -> Vec<Transcript> {
         let mut transcript = Transcript {
             line: opened + 1,
             resp3: false,
+            continues,
             steps: Vec::new(),
         };
         for (n, text) in body.iter().enumerate() {
@@ -178,7 +182,9 @@ fn check_file(file: &Path) -> (usize, Vec<String>) {
     let mut checked = 0;
     let mut failures = Vec::new();
     for transcript in &found {
-        run_cli(server.port, false, "FLUSHALL SYNC");
+        if !transcript.continues {
+            run_cli(server.port, false, "FLUSHALL SYNC");
+        }
         for step in &transcript.steps {
             let output = run_cli(server.port, transcript.resp3, &step.command);
             let actual: Vec<&str> = output.lines().collect();
@@ -219,10 +225,13 @@ fn matcher_rules() {
     ));
     let found = transcripts(
         "text\n```text\n$ redis-cli -3\n127.0.0.1:6379> BF.ADD k a\n(true)\n\n> PING\nPONG\n```\n\
-         <!-- not a transcript -->\n```\n> BF.ADD k\n```\n```sh\nmake run\n```\n",
+         <!-- not a transcript -->\n```\n> BF.ADD k\n```\n```sh\nmake run\n```\n\
+         <!-- continues -->\n```\n> BF.CARD k\n(integer) 1\n```\n",
     );
-    assert_eq!(found.len(), 1);
+    assert_eq!(found.len(), 2);
     assert!(found[0].resp3);
+    assert!(!found[0].continues);
+    assert!(found[1].continues && !found[1].resp3);
     assert_eq!(found[0].steps.len(), 2);
     assert_eq!(found[0].steps[0].command, "BF.ADD k a");
     assert_eq!(found[0].steps[0].expected, vec!["(true)".to_string()]);
