@@ -3,7 +3,7 @@ PORT ?= 6379
 CARGO ?= cargo
 MODULE := target/release/libredbloom.so
 
-.PHONY: all deps build run test test-redis test-valkey lint fmt bench bench-e2e bench-stall docker clean fuzz valgrind
+.PHONY: all deps build run test test-redis test-valkey lint fmt bench bench-e2e bench-stall docker clean fuzz valgrind sizing-charts
 
 all: build
 
@@ -83,6 +83,12 @@ valgrind: deps
 	  --suppressions=$(CURDIR)/scripts/valgrind.sup --log-file=$(VALGRIND_LOGS)/vg-%p.log" \
 	  $(CARGO) test --no-fail-fast $(VALGRIND_TESTS) -- --test-threads=2 || true
 	scripts/valgrind-report.sh $(VALGRIND_LOGS)
+
+## The measurements and charts of docs/sizing.md (docs/sizing/*.csv, *.svg; not in CI).
+sizing-charts: build
+	@[ -x .venv/bin/python ] || python3 -m venv .venv
+	.venv/bin/pip install -q redis matplotlib
+	.venv/bin/python scripts/sizing-charts.py
 
 docker:
 	docker build -f docker/Dockerfile -t redbloom .
