@@ -4,7 +4,7 @@
 
 use super::args::existing;
 use super::bf::{filter_or_none, BloomKind, Summary};
-use super::ffi::{notify_write, tracked, Args, Key};
+use super::ffi::{notify_write, reply_bool, tracked, Args, Key};
 use super::types::COUNTING_TYPE;
 use super::write::Write;
 use crate::filter::bloom::LinkError;
@@ -95,9 +95,10 @@ pub fn count(ctx: &Context, args: &Args) -> RedisResult {
     Ok(RedisValue::Integer(n as i64))
 }
 
-/// CBF.DEL key item — 1 if one copy was removed, 0 if not (absent, or positive in several
-/// links). Missing key → `ERR not found`, other type → WRONGTYPE. Replicated only when a
-/// copy was removed; its event is published whenever the key is a counting filter.
+/// CBF.DEL key item — true (RESP2: 1) if one copy was removed, false (0) if not (absent,
+/// or positive in several links). Missing key → `ERR not found`, other type → WRONGTYPE.
+/// Replicated only when a copy was removed; its event is published whenever the key is a
+/// counting filter.
 pub fn del(ctx: &Context, args: &Args) -> RedisResult {
     if args.len() != 3 {
         return Err(RedisError::WrongArity);
@@ -110,5 +111,5 @@ pub fn del(ctx: &Context, args: &Args) -> RedisResult {
         write.as_received();
     }
     notify_write(ctx, args);
-    Ok(RedisValue::Integer(i64::from(deleted)))
+    reply_bool(ctx, deleted)
 }
