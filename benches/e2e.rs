@@ -236,6 +236,9 @@ struct Workload {
     /// The target of redbloom ÷ reference (median of per-round ratios), where set.
     reference_target: Option<f64>,
     on_reference: bool,
+    /// A key and the command creating it, run (untimed) before the workload when the key is
+    /// missing; `{r}` in either stands for the round.
+    prepare: Option<(&'static str, &'static str)>,
     ops: u64,
     items_per_op: u64,
     /// The command generator of round `r`.
@@ -352,6 +355,15 @@ impl Target {
     }
 }
 
+/// `template` with `{r}` replaced by the round, as a key that lives for the whole run.
+fn round_key(template: &'static str, round: u64) -> &'static [u8] {
+    if !template.contains("{r}") {
+        return template.as_bytes();
+    }
+    let key = template.replace("{r}", &round.to_string());
+    Box::leak(key.into_bytes().into_boxed_slice())
+}
+
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
     std::env::var(name)
         .ok()
@@ -389,10 +401,10 @@ fn main() {
         .ok()
         .filter(|v| !v.is_empty());
 
-    // The 100M filter is pre-filled to half. The 10M ones to a quarter: the add workloads
-    // of all rounds then stay within capacity (no scale-out mid-run), and the Cuckoo filter
-    // stays below the load (~31 % with 8-bit fingerprints and 2^23 buckets) where its
-    // kick-outs start failing and it grows.
+    // The 100M filter is pre-filled to half (the adds of 20 rounds still fit). The 10M ones
+    // to a quarter: the Cuckoo filter stays below the load (~31 % with 8-bit fingerprints
+    // and 2^23 buckets) where its kick-outs start failing and it grows (its adds are deleted
+    // again in the same round).
     let filters = [
         Filter {
             key: "bits",
@@ -451,13 +463,14 @@ fn main() {
         },
     ];
 
+    const ADD_10M: (&str, &str) = ("add10m:{r}", "BF.RESERVE add10m:{r} 0.01 10000000");
     let n = scaled(400_000);
     let nb = scaled(20_000);
+    // Adds and deletes take new items each round; reads query the pre-filled ones.
     let single_on = |command: &'static [u8], key: &'static str, prefix: &'static [u8]| {
-        let key = key.as_bytes();
-        // Adds and deletes take new items each round; reads query the pre-filled ones.
         let per_round = prefix != b"fill:";
         Box::new(move |r: u64| {
+            let key = round_key(key, r);
             single(
                 command,
                 key,
@@ -467,9 +480,9 @@ fn main() {
         }) as Box<dyn Fn(u64) -> Generator<'static>>
     };
     let batch_on = |command: &'static [u8], key: &'static str, prefix: &'static [u8]| {
-        let key = key.as_bytes();
         let per_round = prefix != b"fill:";
         Box::new(move |r: u64| {
+            let key = round_key(key, r);
             batch(
                 command,
                 key,
@@ -493,6 +506,7 @@ fn main() {
         on_reference: filter.map_or(true, |f| {
             filters.iter().any(|x| x.key == f && x.on_reference)
         }),
+        prepare: None,
         ops,
         items_per_op,
         make,
@@ -545,15 +559,20 @@ fn main() {
             1,
             single_on(b"BF.EXISTS", "bf10m", b"fill:"),
         ),
-        w(
-            "BF.ADD 10M",
-            Some("bf10m"),
-            Some(("SETBIT", Some(1.1))),
-            Some(0.85),
-            n,
-            1,
-            single_on(b"BF.ADD", "bf10m", b"add:"),
-        ),
+        // The adds of each round go into a filter of their own, reserved before it: the
+        // 10M capacity then holds every round's adds (no scale-out mid-run).
+        Workload {
+            prepare: Some(ADD_10M),
+            ..w(
+                "BF.ADD 10M",
+                None,
+                Some(("SETBIT", Some(1.1))),
+                Some(0.85),
+                n,
+                1,
+                single_on(b"BF.ADD", ADD_10M.0, b"add:"),
+            )
+        },
         w(
             "BF.MEXISTS×100 10M",
             Some("bf10m"),
@@ -563,15 +582,18 @@ fn main() {
             100,
             batch_on(b"BF.MEXISTS", "bf10m", b"fill:"),
         ),
-        w(
-            "BF.MADD×100 10M",
-            Some("bf10m"),
-            Some(("SETBIT", Some(0.25))),
-            Some(0.6),
-            nb,
-            100,
-            batch_on(b"BF.MADD", "bf10m", b"madd:"),
-        ),
+        Workload {
+            prepare: Some(ADD_10M),
+            ..w(
+                "BF.MADD×100 10M",
+                None,
+                Some(("SETBIT", Some(0.25))),
+                Some(0.6),
+                nb,
+                100,
+                batch_on(b"BF.MADD", ADD_10M.0, b"madd:"),
+            )
+        },
         w(
             "BF.EXISTS 100M",
             Some("bf100m"),
@@ -762,6 +784,14 @@ fn main() {
                     continue;
                 }
                 let target = &mut targets[t];
+                if let Some((key, create)) = workload.prepare {
+                    let key = key.replace("{r}", &round.to_string());
+                    if common::call(&mut target.conn, &format!("EXISTS {key}")).int() == 0 {
+                        let create = create.replace("{r}", &round.to_string());
+                        let reply = common::call(&mut target.conn, &create);
+                        assert!(!matches!(reply, Reply::Error(_)), "{create}: {reply:?}");
+                    }
+                }
                 let pid = target.server.pid();
                 let sample = target.load.run(
                     pid,
