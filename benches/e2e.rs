@@ -451,6 +451,16 @@ fn main() {
             count: Some("CBF.CARD"),
             on_reference: false,
         },
+        // Cache-resident: what a command costs without memory stalls.
+        Filter {
+            key: "bf1k",
+            create: "BF.RESERVE bf1k 0.01 1000",
+            fill_command: "BF.MADD",
+            fill: 1000,
+            fill_scales: false,
+            count: Some("BF.INFO"),
+            on_reference: true,
+        },
         // Full, for the memory table and the false-positive rate.
         Filter {
             key: "bf1m",
@@ -549,6 +559,15 @@ fn main() {
                     encode(out, &[b"SETBIT", b"bits", offset.as_bytes(), b"1"]);
                 })
             }),
+        ),
+        w(
+            "BF.EXISTS 1K",
+            Some("bf1k"),
+            Some(("GETBIT", None)),
+            None,
+            n,
+            1,
+            single_on(b"BF.EXISTS", "bf1k", b"fill:"),
         ),
         w(
             "BF.EXISTS 10M",
