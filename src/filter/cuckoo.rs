@@ -250,14 +250,7 @@ impl SubFilter {
     /// value is never larger than the true offset, so the bucket stays in bounds.
     #[inline]
     fn lookup_offset(&self, hash: u64, bs: usize) -> usize {
-        (self.index(hash).wrapping_mul(bs as u64) as u32) as usize
-    }
-
-    /// `hash mod buckets` as a mask: the bucket count is a power of two (checked on every
-    /// load), and a 64-bit division would cost more than the rest of a lookup.
-    #[inline]
-    fn index(&self, hash: u64) -> u64 {
-        hash & (self.buckets - 1)
+        ((hash % self.buckets).wrapping_mul(bs as u64) as u32) as usize
     }
 
     /// Byte offset of bucket `index` with full 64-bit arithmetic (kick-out, compaction scan).
@@ -733,13 +726,14 @@ impl CuckooFilter {
         let Some(last) = self.filters.len().checked_sub(1) else {
             return false;
         };
+        let n = self.filters[last].buckets;
         let mut fp = h.fp;
         let mut victim = 0usize;
-        let mut index = self.filters[last].index(h.h1);
+        let mut index = h.h1 % n;
         for _ in 0..max_iter {
             let off = self.filters[last].full_offset(index, bs);
             fp = self.set_slot(last, off + victim, fp);
-            index = self.filters[last].index(alt_index(index, fp));
+            index = alt_index(index, fp) % n;
             let off = self.filters[last].full_offset(index, bs);
             if let Some(s) = self.filters[last]
                 .bucket(off, bs)
@@ -753,7 +747,7 @@ impl CuckooFilter {
         }
         for _ in 0..max_iter {
             victim = (victim + bs - 1) % bs;
-            index = self.filters[last].index(alt_index(index, fp));
+            index = alt_index(index, fp) % n;
             let off = self.filters[last].full_offset(index, bs);
             fp = self.set_slot(last, off + victim, fp);
         }
