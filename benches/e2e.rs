@@ -726,7 +726,7 @@ fn main() {
 
     // Server on the first core, client (this thread) on the second.
     let pin = env_or("E2E_PIN", 1) != 0
-        && std::thread::available_parallelism().map_or(false, |n| n.get() >= 2);
+        && std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
     let server_cpu = pin.then_some(0);
     if pin {
         let status = std::process::Command::new("taskset")
