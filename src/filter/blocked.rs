@@ -206,7 +206,10 @@ mod tests {
             println!("blocked {error} (scaling {scaling}) at capacity: measured rate {rate}");
             assert!(rate <= error, "{error}: measured {rate}");
             // Not wastefully oversized either: the rate is near what was asked.
-            assert!(rate >= error * if scaling { 0.2 } else { 0.5 }, "{error}: {rate}");
+            assert!(
+                rate >= error * if scaling { 0.2 } else { 0.5 },
+                "{error}: {rate}"
+            );
         }
     }
 
@@ -290,7 +293,10 @@ mod tests {
         fill(&mut chain, "", 300);
         let mut fields = rdb_fields(&chain);
         assert_eq!(fields.fields[2], Field::Unsigned(16 | 5));
-        assert_eq!(load_chain(&mut fields.clone(), BLOOM_ENCODING), Some(chain.clone()));
+        assert_eq!(
+            load_chain(&mut fields.clone(), BLOOM_ENCODING),
+            Some(chain.clone())
+        );
         // The same links under a classic chain's options are not a valid classic chain.
         fields.fields[2] = Field::Unsigned(5);
         assert_eq!(load_chain(&mut fields, BLOOM_ENCODING), None);
@@ -361,7 +367,10 @@ mod tests {
             let (c, k) = BlockedShape::bits_per_item(error);
             let classic = -(error.ln()) / std::f64::consts::LN_2.powi(2);
             assert!(expected_rate(c, k) <= error * SIZING_MARGIN);
-            assert!(c > classic && c / classic <= max_ratio, "{error}: {c} vs {classic}");
+            assert!(
+                c > classic && c / classic <= max_ratio,
+                "{error}: {c} vs {classic}"
+            );
         }
     }
 

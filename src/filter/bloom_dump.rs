@@ -86,9 +86,8 @@ pub fn chain_from_header(data: &[u8], max_bytes: u64) -> Result<Chain, DumpError
     let growth = fields.u32();
     let blocked = options & OPT_BLOCKED != 0;
     let trailer_len = if blocked { BLOCKED_TRAILER.len() } else { 0 };
-    let expected_len = CHAIN_HEADER_LEN as u64
-        + LINK_HEADER_LEN as u64 * u64::from(nlinks)
-        + trailer_len as u64;
+    let expected_len =
+        CHAIN_HEADER_LEN as u64 + LINK_HEADER_LEN as u64 * u64::from(nlinks) + trailer_len as u64;
     if nlinks == 0
         || data.len() as u64 != expected_len
         || !options_are_loadable(u64::from(options))
