@@ -451,6 +451,16 @@ fn main() {
             count: Some("CBF.CARD"),
             on_reference: false,
         },
+        // The cache-local layout beside the classic one above, same capacity and rate.
+        Filter {
+            key: "bf100mblk",
+            create: "BF.RESERVE bf100mblk 0.01 100000000 BLOCKED",
+            fill_command: "BF.MADD",
+            fill: 50_000_000,
+            fill_scales: true,
+            count: Some("BF.INFO"),
+            on_reference: false,
+        },
         // Cache-resident: what a command costs without memory stalls.
         Filter {
             key: "bf1k",
@@ -648,6 +658,43 @@ fn main() {
             nb,
             100,
             batch_on(b"BF.MADD", "bf100m", b"madd:"),
+        ),
+        // BLOCKED ÷ classic: the targets of issue 14 (≤ 0.8× single, ≤ 0.4× ×100).
+        w(
+            "BLOCKED BF.EXISTS 100M",
+            Some("bf100mblk"),
+            Some(("BF.EXISTS 100M", Some(0.8))),
+            None,
+            n,
+            1,
+            single_on(b"BF.EXISTS", "bf100mblk", b"fill:"),
+        ),
+        w(
+            "BLOCKED BF.ADD 100M",
+            Some("bf100mblk"),
+            Some(("BF.ADD 100M", Some(0.8))),
+            None,
+            n,
+            1,
+            single_on(b"BF.ADD", "bf100mblk", b"add:"),
+        ),
+        w(
+            "BLOCKED BF.MEXISTS×100 100M",
+            Some("bf100mblk"),
+            Some(("BF.MEXISTS×100 100M", Some(0.4))),
+            None,
+            nb,
+            100,
+            batch_on(b"BF.MEXISTS", "bf100mblk", b"fill:"),
+        ),
+        w(
+            "BLOCKED BF.MADD×100 100M",
+            Some("bf100mblk"),
+            Some(("BF.MADD×100 100M", Some(0.4))),
+            None,
+            nb,
+            100,
+            batch_on(b"BF.MADD", "bf100mblk", b"madd:"),
         ),
         w(
             "CF.EXISTS 10M",
@@ -924,20 +971,24 @@ fn main() {
         );
     }
     let conn = &mut targets[0].conn;
-    if common::call(conn, "EXISTS bf1m").int() == 1 {
+    for key in ["bf1m", "bf100m", "bf100mblk"] {
+        if common::call(conn, &format!("EXISTS {key}")).int() == 0 {
+            continue;
+        }
         let mut false_positives = 0;
         let probes = 1_000_000u64;
         let mut it = Vec::new();
         for start in (0..probes).step_by(1000) {
-            let mut cmd: Vec<Vec<u8>> = vec![b"BF.MEXISTS".to_vec(), b"bf1m".to_vec()];
+            let mut cmd: Vec<Vec<u8>> = vec![b"BF.MEXISTS".to_vec(), key.as_bytes().to_vec()];
             for j in 0..1000 {
                 item(b"absent:", start + j, &mut it);
                 cmd.push(it.clone());
             }
             false_positives += conn.call(&cmd).ints().iter().sum::<i64>();
         }
+        let items = common::call(conn, &format!("BF.INFO {key} ITEMS")).ints()[0];
         println!(
-            "\nfalse-positive rate of bf1m (0.01, 1M items) on {probes} absent items: {:.4} %",
+            "\nfalse-positive rate of {key} (0.01, {items} items) on {probes} absent items: {:.4} %",
             false_positives as f64 * 100.0 / probes as f64
         );
     }

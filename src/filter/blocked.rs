@@ -15,7 +15,7 @@
 //!
 //! Sizing: blocks receive a Poisson-distributed share of the items, and an overfull block
 //! answers "maybe" far more often than an average one, so a blocked filter needs more
-//! bits per item than a classic one for the same rate. [`BlockedShape`] finds, for the
+//! bits per item than a classic one for the same rate. [`shape`] finds, for the
 //! requested rate, the fewest bits per item c (and its best k) for which the expected rate
 //! at capacity, Σⱼ Poisson(j; 512/c) · (1 − (1 − 1/512)^{jk})^k, is at most the requested
 //! rate less a margin for what the model leaves out (repeated bits within an item and
@@ -53,64 +53,59 @@ pub fn expected_rate(bits_per_item: f64, k: u32) -> f64 {
     rate
 }
 
-/// The sizing of blocked links.
-pub struct BlockedShape;
-
-impl BlockedShape {
-    /// The shape of a blocked link for `entries` items at `error`: `bpe` holds the bits per
-    /// item the model chose, `hashes` its k, `bits` a whole number of blocks.
-    pub fn new(entries: u64, error: f64) -> Result<LinkShape, LinkError> {
-        if entries < 1 || error.is_nan() || error <= 0.0 || error >= 1.0 {
-            return Err(LinkError::Invalid);
-        }
-        let (bpe, hashes) = Self::bits_per_item(error);
-        // Rates below ~1e-38 are out of reach of 512 bits per item and k ≤ 32.
-        if !bpe.is_finite() {
-            return Err(LinkError::Invalid);
-        }
-        let wanted = (entries as f64 * bpe).ceil();
-        if wanted >= (u64::MAX / 2) as f64 {
-            return Err(LinkError::TooLarge);
-        }
-        let blocks = (wanted as u64).div_ceil(BLOCK_BITS).max(1);
-        let bits = blocks * BLOCK_BITS;
-        Ok(LinkShape {
-            entries,
-            error,
-            bpe,
-            hashes,
-            bits,
-            bytes: bits / 8,
-            n2: 0,
-            blocked: true,
-        })
+/// The shape of a blocked link for `entries` items at `error`: `bpe` holds the bits per
+/// item the model chose, `hashes` its k, `bits` a whole number of blocks.
+pub fn shape(entries: u64, error: f64) -> Result<LinkShape, LinkError> {
+    if entries < 1 || error.is_nan() || error <= 0.0 || error >= 1.0 {
+        return Err(LinkError::Invalid);
     }
+    let (bpe, hashes) = bits_per_item(error);
+    // Rates below ~1e-38 are out of reach of 512 bits per item and k ≤ 32.
+    if !bpe.is_finite() {
+        return Err(LinkError::Invalid);
+    }
+    let wanted = (entries as f64 * bpe).ceil();
+    if wanted >= (u64::MAX / 2) as f64 {
+        return Err(LinkError::TooLarge);
+    }
+    let blocks = (wanted as u64).div_ceil(BLOCK_BITS).max(1);
+    let bits = blocks * BLOCK_BITS;
+    Ok(LinkShape {
+        entries,
+        error,
+        bpe,
+        hashes,
+        bits,
+        bytes: bits / 8,
+        n2: 0,
+        blocked: true,
+    })
+}
 
-    /// The fewest bits per item (to 1/64 bit) and the k that reach `error` in the model.
-    pub fn bits_per_item(error: f64) -> (f64, u32) {
-        let target = error * SIZING_MARGIN;
-        let mut best = (f64::INFINITY, 1);
-        for k in 1..=MAX_BLOCKED_HASHES {
-            // The rate falls as bits per item grow: bisect on a 1/64-bit grid.
-            let (mut lo, mut hi) = (64u64, 64 * 512u64);
-            if expected_rate(hi as f64 / 64.0, k) > target {
-                continue;
-            }
-            while lo < hi {
-                let mid = (lo + hi) / 2;
-                if expected_rate(mid as f64 / 64.0, k) <= target {
-                    hi = mid;
-                } else {
-                    lo = mid + 1;
-                }
-            }
-            let c = lo as f64 / 64.0;
-            if c < best.0 {
-                best = (c, k);
+/// The fewest bits per item (to 1/64 bit) and the k that reach `error` in the model.
+pub fn bits_per_item(error: f64) -> (f64, u32) {
+    let target = error * SIZING_MARGIN;
+    let mut best = (f64::INFINITY, 1);
+    for k in 1..=MAX_BLOCKED_HASHES {
+        // The rate falls as bits per item grow: bisect on a 1/64-bit grid.
+        let (mut lo, mut hi) = (64u64, 64 * 512u64);
+        if expected_rate(hi as f64 / 64.0, k) > target {
+            continue;
+        }
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if expected_rate(mid as f64 / 64.0, k) <= target {
+                hi = mid;
+            } else {
+                lo = mid + 1;
             }
         }
-        best
+        let c = lo as f64 / 64.0;
+        if c < best.0 {
+            best = (c, k);
+        }
     }
+    best
 }
 
 /// Whether blocked link metadata from outside (a dump header, an RDB file) is safe to use:
@@ -364,7 +359,7 @@ mod tests {
     #[test]
     fn sizing_needs_more_bits_than_classic_and_not_too_many() {
         for (error, max_ratio) in [(0.01, 1.25), (0.005, 1.25), (0.001, 1.3), (0.0001, 1.4)] {
-            let (c, k) = BlockedShape::bits_per_item(error);
+            let (c, k) = bits_per_item(error);
             let classic = -(error.ln()) / std::f64::consts::LN_2.powi(2);
             assert!(expected_rate(c, k) <= error * SIZING_MARGIN);
             assert!(
@@ -377,18 +372,18 @@ mod tests {
     #[test]
     fn shapes_are_whole_blocks_and_consistent() {
         for (entries, error) in [(1, 0.01), (100, 0.001), (100_000_000, 0.005), (7, 0.5)] {
-            let s = BlockedShape::new(entries, error).unwrap();
+            let s = shape(entries, error).unwrap();
             assert_eq!(s.bits % BLOCK_BITS, 0);
             assert!(s.bits as f64 >= entries as f64 * s.bpe);
             assert!(fields_are_consistent(
                 s.error, s.bpe, s.hashes, s.bits, s.bytes, s.n2
             ));
         }
-        assert_eq!(BlockedShape::new(0, 0.01), Err(LinkError::Invalid));
-        assert_eq!(BlockedShape::new(10, 1e-60), Err(LinkError::Invalid));
-        assert!(BlockedShape::new(10, 1e-15).is_ok());
-        assert_eq!(BlockedShape::new(10, f64::NAN), Err(LinkError::Invalid));
-        assert_eq!(BlockedShape::new(u64::MAX, 0.01), Err(LinkError::TooLarge));
+        assert_eq!(shape(0, 0.01), Err(LinkError::Invalid));
+        assert_eq!(shape(10, 1e-60), Err(LinkError::Invalid));
+        assert!(shape(10, 1e-15).is_ok());
+        assert_eq!(shape(10, f64::NAN), Err(LinkError::Invalid));
+        assert_eq!(shape(u64::MAX, 0.01), Err(LinkError::TooLarge));
     }
 
     #[test]

@@ -127,7 +127,7 @@ impl LinkShape {
     /// The shape of a link of a chain with these options: classic or blocked.
     pub fn for_chain(entries: u64, error: f64, options: u32) -> Result<Self, LinkError> {
         if options & OPT_BLOCKED != 0 {
-            super::blocked::BlockedShape::new(entries, error)
+            super::blocked::shape(entries, error)
         } else {
             LinkShape::new(entries, error, options)
         }
