@@ -761,15 +761,23 @@ fn main() {
         .iter()
         .filter(|w| only.is_empty() || only.iter().any(|o| w.name.contains(o.as_str())))
         .collect();
-    // A selected workload's baseline runs too.
-    let selected: Vec<&Workload> = workloads
-        .iter()
-        .filter(|w| {
-            selected
-                .iter()
-                .any(|s| s.name == w.name || s.baseline.is_some_and(|b| b.0 == w.name))
-        })
-        .collect();
+    // A selected workload's baseline runs too, and the baseline's own (BLOCKED ÷ classic ÷
+    // GETBIT), in table order.
+    let mut selected = selected;
+    loop {
+        let grown: Vec<&Workload> = workloads
+            .iter()
+            .filter(|w| {
+                selected
+                    .iter()
+                    .any(|s| s.name == w.name || s.baseline.is_some_and(|b| b.0 == w.name))
+            })
+            .collect();
+        if grown.len() == selected.len() {
+            break;
+        }
+        selected = grown;
+    }
 
     // Server on the first core, client (this thread) on the second.
     let pin = env_or("E2E_PIN", 1) != 0
