@@ -885,19 +885,27 @@ fn main() {
     println!();
     println!("redbloom (median of {rounds} rounds):");
     println!();
-    println!("| workload | items/s | server CPU ns/item | ratio to baseline | target | holds |");
-    println!("|---|---:|---:|---:|---:|:---:|");
+    println!("| workload | items/s | server CPU ns/item | ratio to baseline | min – max | target | holds |");
+    println!("|---|---:|---:|---:|---:|---:|:---:|");
     for (w, workload) in selected.iter().enumerate() {
         let (ratio_text, target_text, holds_text) = match workload.baseline {
             Some((b, target)) => {
-                let ratio = cpu(0, w) / cpu(0, index(b));
+                // Median and spread of the per-round ratios (both ran in the same round).
+                let ratios: Vec<f64> = samples[0][w]
+                    .iter()
+                    .zip(&samples[0][index(b)])
+                    .map(|(x, y)| x.cpu_ns_per_item / y.cpu_ns_per_item)
+                    .collect();
+                let min = ratios.iter().cloned().fold(f64::INFINITY, f64::min);
+                let max = ratios.iter().cloned().fold(0.0, f64::max);
+                let ratio = median(ratios);
                 (
-                    format!("{ratio:.2}× {b}"),
+                    format!("{ratio:.2}× {b} | {min:.2} – {max:.2}"),
                     target.map_or("—".to_string(), |t| format!("≤ {t}×")),
                     holds(ratio, target),
                 )
             }
-            None => ("—".to_string(), "—".to_string(), ""),
+            None => ("— | —".to_string(), "—".to_string(), ""),
         };
         println!(
             "| {} | {:.0} | {:.0} | {ratio_text} | {target_text} | {holds_text} |",
