@@ -387,7 +387,16 @@ impl WindowFilter {
 
     /// Adds recorded in the generations still inside the window at `now` (WBF.CARD).
     pub fn items(&self, now: u64) -> u64 {
-        let expired = self.due_shifts(now);
+        self.items_after(self.due_shifts(now))
+    }
+
+    /// Adds recorded in the generations inside the window as stored, whatever the time
+    /// (the INFO totals: they change only when the filter does).
+    pub fn stored_items(&self) -> u64 {
+        self.items_after(0)
+    }
+
+    fn items_after(&self, expired: u64) -> u64 {
         let live = u64::from(self.shape.l + 1).saturating_sub(expired) as u32;
         (0..live)
             .map(|age| self.counts[self.ring(age) as usize])

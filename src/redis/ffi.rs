@@ -734,20 +734,22 @@ pub const fn type_methods<T: ModuleValue>() -> raw::RedisModuleTypeMethods {
 /// Publishes a keyspace event named after the command (`bf.add`, `cf.del`, ...) for the
 /// key at argument 1, of class `d` (module events).
 pub fn notify_write(ctx: &Context, args: &Args) {
-    let mut event = [0u8; 32];
-    let name = args.bytes(0);
-    if name.len() >= event.len() {
+    let name = String::from_utf8_lossy(args.bytes(0)).to_ascii_lowercase();
+    notify_event(ctx, &name, args, 1);
+}
+
+/// Publishes the keyspace event `event` (class `d`, module events) for the key at argument
+/// `key` of `args`.
+pub fn notify_event(ctx: &Context, event: &str, args: &Args, key: usize) {
+    let Ok(event) = CString::new(event) else {
         return;
-    }
-    for (dst, src) in event.iter_mut().zip(name) {
-        *dst = src.to_ascii_lowercase();
-    }
+    };
     unsafe {
         raw::RedisModule_NotifyKeyspaceEvent.unwrap()(
             ctx.ctx,
             raw::REDISMODULE_NOTIFY_MODULE as c_int,
-            event.as_ptr().cast::<c_char>(),
-            args.raw(1),
+            event.as_ptr(),
+            args.raw(key),
         );
     }
 }

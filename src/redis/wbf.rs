@@ -1,0 +1,351 @@
+//! WBF.* — the sliding-window Bloom filter (docs/wbf.md): parse, look up, call the core
+//! with the time, reply, replicate.
+//!
+//! **Time.** The master's clock decides: every write runs at the master's time and reaches
+//! replicas and the AOF as `WBF.AT key <ms> <RESERVE|ADD|MADD> ...`, which carries that
+//! time (as Redis replicates EXPIRE as PEXPIREAT), so replicas and AOF replay make the
+//! master's bytes exactly. `WBF.AT` is accepted only from the master link and while the AOF
+//! loads. Reads use the local clock. This process's clock never runs back: a wall clock
+//! stepping backwards holds the time still until it catches up, so nothing expires early
+//! and nothing a read saw expire comes back.
+
+use super::args::{existing, find_keyword};
+use super::config;
+use super::errors;
+use super::ffi::{notify_event, tracked, Args, ArrayReply, Key, KeyState};
+use super::types::WINDOW_TYPE;
+use crate::filter::bloom::LinkError;
+use crate::filter::bloom_dump::DumpError;
+use crate::filter::hash::HashPair;
+use crate::filter::window::WindowFilter;
+use crate::filter::window_dump;
+use redis_module::{Context, ContextFlags, RedisError, RedisResult, RedisValue};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// The command replicas and the AOF receive for every write but LOADCHUNK.
+const AT_COMMAND: &str = "WBF.AT";
+
+fn error(text: &'static str) -> RedisError {
+    RedisError::Str(text)
+}
+
+/// Milliseconds since the epoch, never less than a value this process returned before.
+fn now_ms() -> u64 {
+    static LATEST: AtomicU64 = AtomicU64::new(0);
+    let wall = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+    LATEST.fetch_max(wall, Ordering::Relaxed).max(wall)
+}
+
+/// The reply when a new filter cannot be made.
+fn create_error(e: LinkError) -> RedisError {
+    match e {
+        LinkError::Invalid => error(errors::COULD_NOT_CREATE_BF),
+        LinkError::TooLarge => error(errors::TOO_LARGE),
+        LinkError::OutOfMemory => error(errors::INSUFFICIENT_MEMORY_TO_CREATE),
+    }
+}
+
+/// Replicates a write made at `time` as `WBF.AT key time <sub> args[from..]`, and publishes
+/// the keyspace event `wbf.<sub>`.
+fn propagate_at(ctx: &Context, args: &Args, time: u64, sub: &str, from: usize, explicit: bool) {
+    if explicit {
+        ctx.replicate_verbatim();
+    } else {
+        let time = time.to_string();
+        let mut parts: Vec<&[u8]> = vec![args.bytes(1), time.as_bytes(), sub.as_bytes()];
+        parts.extend((from..args.len()).map(|i| args.bytes(i)));
+        ctx.replicate(AT_COMMAND, &parts[..]);
+    }
+    notify_event(ctx, &format!("wbf.{}", sub.to_ascii_lowercase()), args, 1);
+}
+
+/// WBF.RESERVE key error_rate capacity [WINDOW ms], its arguments from `at` on
+/// (error_rate at `at`).
+fn reserve_at(ctx: &Context, args: &Args, at: usize, time: u64, explicit: bool) -> RedisResult {
+    let extra = args.len() - at;
+    if !(2..=4).contains(&extra) {
+        return Err(RedisError::WrongArity);
+    }
+    let error_rate = args.double(at).ok_or(error(errors::BAD_ERROR_RATE))?;
+    if !(error_rate > 0.0 && error_rate < 1.0) {
+        return Err(error(errors::ERROR_RATE_RANGE));
+    }
+    let capacity = args.integer(at + 1).ok_or(error(errors::BAD_CAPACITY))?;
+    if capacity <= 0 {
+        return Err(error(errors::CAPACITY_RANGE));
+    }
+    let window = match find_keyword(args, at + 2, "WINDOW") {
+        Some(i) if i == at + 2 => {
+            let ms = (i + 1 < args.len())
+                .then(|| args.integer(i + 1))
+                .flatten()
+                .filter(|&ms| ms >= 1 && i + 2 == args.len())
+                .ok_or(error(errors::BAD_WINDOW))?;
+            Some(ms as u64)
+        }
+        _ if extra > 2 => return Err(error(errors::UNKNOWN_ARGUMENT)),
+        _ => None,
+    };
+    let key = Key::open(ctx, args, 1, true);
+    match key.state::<WindowFilter>(&WINDOW_TYPE) {
+        KeyState::Empty => {}
+        KeyState::Ours(_) => return Err(error(errors::ITEM_EXISTS)),
+        KeyState::Other => return Err(RedisError::WrongType),
+    }
+    let filter = WindowFilter::new(
+        capacity as u64,
+        error_rate,
+        window,
+        time,
+        config::MAX_FILTER_BYTES.get(),
+    )
+    .map_err(create_error)?;
+    key.set(&WINDOW_TYPE, Box::new(filter))?;
+    propagate_at(ctx, args, time, "RESERVE", at, explicit);
+    Ok(RedisValue::SimpleStringStatic("OK"))
+}
+
+/// WBF.ADD / WBF.MADD: the items from `from` on, added at `time`; `multi` replies an array.
+fn add_at(
+    ctx: &Context,
+    args: &Args,
+    from: usize,
+    time: u64,
+    multi: bool,
+    explicit: bool,
+) -> RedisResult {
+    let count = args.len().saturating_sub(from);
+    if count == 0 || (!multi && count != 1) {
+        return Err(RedisError::WrongArity);
+    }
+    let key = Key::open(ctx, args, 1, true);
+    let filter = existing::<WindowFilter>(&key, &WINDOW_TYPE)?;
+    let pairs: Vec<HashPair> = (from..args.len())
+        .map(|i| HashPair::wide(args.bytes(i)))
+        .collect();
+    let sub = if multi { "MADD" } else { "ADD" };
+    if multi {
+        let mut reply = ArrayReply::with_len(ctx, pairs.len());
+        tracked(filter, |f| {
+            f.add_each(&pairs, time, |new| reply.integer(i64::from(new)))
+        });
+        propagate_at(ctx, args, time, sub, from, explicit);
+        reply.finish()
+    } else {
+        let new = tracked(filter, |f| f.add(pairs[0], time));
+        propagate_at(ctx, args, time, sub, from, explicit);
+        Ok(RedisValue::Integer(i64::from(new)))
+    }
+}
+
+/// WBF.RESERVE key error_rate capacity [WINDOW milliseconds]
+pub fn reserve(ctx: &Context, args: &Args) -> RedisResult {
+    if !(4..=6).contains(&args.len()) {
+        return Err(RedisError::WrongArity);
+    }
+    reserve_at(ctx, args, 2, now_ms(), false)
+}
+
+/// WBF.ADD key item — 1 if the item was not in the window, 0 if it was; it stays a full
+/// window from now either way. A missing key is `ERR not found`.
+pub fn add(ctx: &Context, args: &Args) -> RedisResult {
+    if args.len() != 3 {
+        return Err(RedisError::WrongArity);
+    }
+    add_at(ctx, args, 2, now_ms(), false, false)
+}
+
+/// WBF.MADD key item [item ...]
+pub fn madd(ctx: &Context, args: &Args) -> RedisResult {
+    if args.len() < 3 {
+        return Err(RedisError::WrongArity);
+    }
+    add_at(ctx, args, 2, now_ms(), true, false)
+}
+
+/// WBF.AT key milliseconds RESERVE|ADD|MADD args... — a write at the master's time, as
+/// replicas and the AOF receive it; refused from clients.
+pub fn at(ctx: &Context, args: &Args) -> RedisResult {
+    if args.len() < 5 {
+        return Err(RedisError::WrongArity);
+    }
+    let flags = ctx.get_flags();
+    if !flags.intersects(ContextFlags::REPLICATED | ContextFlags::LOADING) {
+        return Err(error(errors::AT_FROM_CLIENT));
+    }
+    let time = args
+        .integer(2)
+        .filter(|&t| t >= 0)
+        .ok_or(error(errors::BAD_TIME))? as u64;
+    let sub = args.bytes(3);
+    if sub.eq_ignore_ascii_case(b"RESERVE") {
+        reserve_at(ctx, args, 4, time, true)
+    } else if sub.eq_ignore_ascii_case(b"ADD") {
+        add_at(ctx, args, 4, time, false, true)
+    } else if sub.eq_ignore_ascii_case(b"MADD") {
+        add_at(ctx, args, 4, time, true, true)
+    } else {
+        Err(error(errors::UNKNOWN_ARGUMENT))
+    }
+}
+
+/// The filter of a read-only query, or `None` for a missing key or another type (the
+/// item queries answer 0 for those, as BF.EXISTS does).
+fn filter_or_none(key: &Key) -> Option<&WindowFilter> {
+    match key.state::<WindowFilter>(&WINDOW_TYPE) {
+        KeyState::Ours(filter) => Some(filter),
+        _ => None,
+    }
+}
+
+/// WBF.EXISTS key item — 1 if the item was added within the window (false positives
+/// aside), 0 otherwise and for a missing key.
+pub fn exists(ctx: &Context, args: &Args) -> RedisResult {
+    if args.len() != 3 {
+        return Err(RedisError::WrongArity);
+    }
+    let key = Key::open(ctx, args, 1, false);
+    let found =
+        filter_or_none(&key).is_some_and(|f| f.contains(HashPair::wide(args.bytes(2)), now_ms()));
+    Ok(RedisValue::Integer(i64::from(found)))
+}
+
+/// WBF.MEXISTS key item [item ...]
+pub fn mexists(ctx: &Context, args: &Args) -> RedisResult {
+    if args.len() < 3 {
+        return Err(RedisError::WrongArity);
+    }
+    let key = Key::open(ctx, args, 1, false);
+    let mut reply = ArrayReply::with_len(ctx, args.len() - 2);
+    match filter_or_none(&key) {
+        Some(filter) => {
+            let pairs: Vec<HashPair> = (2..args.len())
+                .map(|i| HashPair::wide(args.bytes(i)))
+                .collect();
+            filter.contains_each(&pairs, now_ms(), |hit| reply.integer(i64::from(hit)));
+        }
+        None => (2..args.len()).for_each(|_| reply.integer(0)),
+    }
+    reply.finish()
+}
+
+/// WBF.CARD key — adds within the window; 0 for a missing key.
+pub fn card(ctx: &Context, args: &Args) -> RedisResult {
+    if args.len() != 2 {
+        return Err(RedisError::WrongArity);
+    }
+    let key = Key::open(ctx, args, 1, false);
+    match key.state::<WindowFilter>(&WINDOW_TYPE) {
+        KeyState::Ours(filter) => Ok(RedisValue::Integer(filter.items(now_ms()) as i64)),
+        KeyState::Empty => Ok(RedisValue::Integer(0)),
+        KeyState::Other => Err(RedisError::WrongType),
+    }
+}
+
+/// WBF.INFO key [CAPACITY | WINDOW | ERROR | SIZE | GENERATIONS | ITEMS]
+pub fn info(ctx: &Context, args: &Args) -> RedisResult {
+    if !(2..=3).contains(&args.len()) {
+        return Err(RedisError::WrongArity);
+    }
+    let key = Key::open(ctx, args, 1, false);
+    let filter = existing::<WindowFilter>(&key, &WINDOW_TYPE)?;
+    let window = match filter.window {
+        0 => RedisValue::Null,
+        ms => RedisValue::Integer(ms as i64),
+    };
+    let fields = [
+        ("Capacity", RedisValue::Integer(filter.capacity as i64)),
+        ("Window", window),
+        ("Error rate", RedisValue::Float(filter.error)),
+        ("Size", RedisValue::Integer(filter.mem_usage() as i64)),
+        (
+            "Generations",
+            RedisValue::Integer(i64::from(filter.shape.l)),
+        ),
+        (
+            "Number of items in the window",
+            RedisValue::Integer(filter.items(now_ms()) as i64),
+        ),
+    ];
+    if args.len() == 2 {
+        let mut reply = Vec::with_capacity(2 * fields.len());
+        for (label, value) in fields {
+            reply.push(RedisValue::SimpleStringStatic(label));
+            reply.push(value);
+        }
+        return Ok(RedisValue::Array(reply));
+    }
+    let wanted = args.bytes(2).to_ascii_lowercase();
+    let index = [
+        "capacity",
+        "window",
+        "error",
+        "size",
+        "generations",
+        "items",
+    ]
+    .iter()
+    .position(|name| name.as_bytes() == wanted.as_slice())
+    .ok_or(error(errors::INVALID_INFO_VALUE))?;
+    let value = fields.into_iter().nth(index).map(|(_, v)| v);
+    Ok(RedisValue::Array(value.into_iter().collect()))
+}
+
+/// WBF.SCANDUMP key iterator — the header at 0, then bit-array chunks; `[0, ""]` at the end.
+pub fn scandump(ctx: &Context, args: &Args) -> RedisResult {
+    if args.len() != 3 {
+        return Err(RedisError::WrongArity);
+    }
+    let key = Key::open(ctx, args, 1, false);
+    let filter = existing::<WindowFilter>(&key, &WINDOW_TYPE)?;
+    let iter = args.integer(2).ok_or(error(errors::SCANDUMP_NOT_NUMERIC))?;
+    let (next, data) = if iter == 0 {
+        (1, window_dump::header(filter))
+    } else {
+        match window_dump::chunk(filter, iter) {
+            Some((next, data)) => (next, data.to_vec()),
+            None => (0, Vec::new()),
+        }
+    };
+    Ok(RedisValue::Array(vec![
+        RedisValue::Integer(next),
+        RedisValue::StringBuffer(data),
+    ]))
+}
+
+/// WBF.LOADCHUNK key iterator data — iterator 1 on an empty key is the header (which holds
+/// the times: the restored filter expires as the dumped one would).
+pub fn loadchunk(ctx: &Context, args: &Args) -> RedisResult {
+    if args.len() != 4 {
+        return Err(RedisError::WrongArity);
+    }
+    let iter = args
+        .integer(2)
+        .ok_or(error(errors::LOADCHUNK_NOT_NUMERIC))?;
+    let data = args.bytes(3);
+    let key = Key::open(ctx, args, 1, true);
+    match key.state::<WindowFilter>(&WINDOW_TYPE) {
+        KeyState::Empty if iter == 1 => {
+            let filter = window_dump::filter_from_header(data, config::MAX_FILTER_BYTES.get())
+                .map_err(|_| error(errors::RECEIVED_BAD_DATA))?;
+            key.set(&WINDOW_TYPE, Box::new(filter))?;
+        }
+        KeyState::Empty => return Err(error(errors::NOT_FOUND)),
+        KeyState::Other => return Err(RedisError::WrongType),
+        KeyState::Ours(filter) => {
+            window_dump::load_chunk(filter, iter, data).map_err(|e| {
+                error(match e {
+                    DumpError::BadData => errors::RECEIVED_BAD_DATA,
+                    DumpError::NoLink => errors::NO_LINK_FOUND,
+                    DumpError::TooBig => errors::CHUNK_TOO_BIG,
+                })
+            })?;
+        }
+    }
+    ctx.replicate_verbatim();
+    notify_event(ctx, "wbf.loadchunk", args, 1);
+    Ok(RedisValue::SimpleStringStatic("OK"))
+}
