@@ -247,9 +247,14 @@ impl WindowFilter {
         if now < self.base || !self.is_timed() {
             return 0;
         }
-        // start(j) ≤ now ⟺ j·w < (now − base + 1)·l.
-        let elapsed = u128::from(now - self.base) + 1;
-        let j = (elapsed * u128::from(self.shape.l) - 1) / u128::from(self.window);
+        // start(j) ≤ now ⟺ j·w < (now − base + 1)·l; 64-bit division unless it overflows.
+        let elapsed = now - self.base;
+        let j = match (elapsed + 1).checked_mul(u64::from(self.shape.l)) {
+            Some(scaled) if elapsed < u64::MAX => u128::from((scaled - 1) / self.window),
+            _ => {
+                ((u128::from(elapsed) + 1) * u128::from(self.shape.l) - 1) / u128::from(self.window)
+            }
+        };
         j.min(u128::from(MAX_GENERATION)) as u64
     }
 
@@ -266,8 +271,14 @@ impl WindowFilter {
     /// Ring index of the slice `age` places older than the newest.
     #[inline]
     fn ring(&self, age: u32) -> u32 {
+        // newest < n and age < n: one conditional subtraction instead of a division.
         let n = self.slices();
-        (self.newest + age) % n
+        let i = self.newest + age;
+        if i >= n {
+            i - n
+        } else {
+            i
+        }
     }
 
     /// Whether the item's bit is set in ring slice `slice`.
@@ -368,9 +379,18 @@ impl WindowFilter {
     /// the window before.
     pub fn add(&mut self, pair: HashPair, now: u64) -> bool {
         self.advance(now);
-        let new = !self.run_among(pair, self.slices());
-        for age in 0..self.shape.k {
-            let pos = self.position(pair, self.ring(age));
+        // The item's bits in the k newest slices: all set means a run there already; else
+        // the other runs decide. Kept for setting them.
+        let mut positions = [0u64; MAX_K as usize];
+        let positions = &mut positions[..self.shape.k as usize];
+        for (age, pos) in positions.iter_mut().enumerate() {
+            *pos = self.position(pair, self.ring(age as u32));
+        }
+        let newest_run = positions
+            .iter()
+            .all(|&pos| self.bits[(pos >> 3) as usize] & (1 << (pos & 7)) != 0);
+        let new = !newest_run && !self.run_among(pair, self.slices());
+        for &pos in positions.iter() {
             self.bits[(pos >> 3) as usize] |= 1 << (pos & 7);
         }
         let newest = self.newest as usize;

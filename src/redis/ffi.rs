@@ -734,23 +734,116 @@ pub const fn type_methods<T: ModuleValue>() -> raw::RedisModuleTypeMethods {
 /// Publishes a keyspace event named after the command (`bf.add`, `cf.del`, ...) for the
 /// key at argument 1, of class `d` (module events).
 pub fn notify_write(ctx: &Context, args: &Args) {
-    let name = String::from_utf8_lossy(args.bytes(0)).to_ascii_lowercase();
-    notify_event(ctx, &name, args, 1);
+    notify_event(ctx, args.bytes(0), args, 1);
 }
 
-/// Publishes the keyspace event `event` (class `d`, module events) for the key at argument
-/// `key` of `args`.
-pub fn notify_event(ctx: &Context, event: &str, args: &Args, key: usize) {
-    let Ok(event) = CString::new(event) else {
+/// Publishes the keyspace event `event` (lower-cased; class `d`, module events) for the
+/// key at argument `key` of `args`.
+pub fn notify_event(ctx: &Context, event: &[u8], args: &Args, key: usize) {
+    let mut name = [0u8; 32];
+    if event.len() >= name.len() {
         return;
-    };
+    }
+    for (dst, src) in name.iter_mut().zip(event) {
+        *dst = src.to_ascii_lowercase();
+    }
     unsafe {
         raw::RedisModule_NotifyKeyspaceEvent.unwrap()(
             ctx.ctx,
             raw::REDISMODULE_NOTIFY_MODULE as c_int,
-            event.as_ptr(),
+            name.as_ptr().cast::<c_char>(),
             args.raw(key),
         );
+    }
+}
+
+/// A string Redis keeps for the whole life of the module (created once, never freed), so
+/// hot paths can pass it to Redis without an allocation per call.
+pub struct StaticString {
+    text: &'static std::ffi::CStr,
+    made: std::sync::OnceLock<usize>,
+}
+
+impl StaticString {
+    pub const fn new(text: &'static std::ffi::CStr) -> Self {
+        StaticString {
+            text,
+            made: std::sync::OnceLock::new(),
+        }
+    }
+
+    fn get(&self) -> *mut raw::RedisModuleString {
+        let made = self.made.get_or_init(|| {
+            let bytes = self.text.to_bytes();
+            let string = unsafe {
+                raw::RedisModule_CreateString.unwrap()(
+                    ptr::null_mut(),
+                    bytes.as_ptr().cast::<c_char>(),
+                    bytes.len(),
+                )
+            };
+            string as usize
+        });
+        *made as *mut raw::RedisModuleString
+    }
+}
+
+/// Replicates `command args[key] <number> <word> args[from..]` to replicas and the AOF.
+/// The client's own argument strings are passed on (Redis counts its references to them)
+/// and `word` is a kept string: only the number is a new string.
+pub fn replicate_with(
+    ctx: &Context,
+    command: &std::ffi::CStr,
+    args: &Args,
+    key: usize,
+    number: u64,
+    word: &StaticString,
+    from: usize,
+) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = number;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let number = unsafe {
+        raw::RedisModule_CreateString.unwrap()(
+            ctx.ctx,
+            digits[at..].as_ptr().cast::<c_char>(),
+            digits.len() - at,
+        )
+    };
+    let head = [args.raw(key), number, word.get()];
+    let rest = args.len().saturating_sub(from);
+    // One item (WBF.ADD) fits on the stack; longer commands take one allocation.
+    let mut short = [ptr::null_mut(); 4];
+    let mut long = Vec::new();
+    let argv: &mut [*mut raw::RedisModuleString] = if rest <= 1 {
+        short[..3].copy_from_slice(&head);
+        if rest == 1 {
+            short[3] = args.raw(from);
+        }
+        &mut short[..3 + rest]
+    } else {
+        long.reserve_exact(3 + rest);
+        long.extend_from_slice(&head);
+        long.extend((from..args.len()).map(|i| args.raw(i)));
+        &mut long
+    };
+    unsafe {
+        raw::RedisModule_Replicate.unwrap()(
+            ctx.ctx,
+            command.as_ptr(),
+            c"v".as_ptr(),
+            argv.as_mut_ptr(),
+            argv.len(),
+        );
+        raw::RedisModule_FreeString.unwrap()(ctx.ctx, number);
     }
 }
 

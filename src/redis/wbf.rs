@@ -1,10 +1,12 @@
 //! WBF.* — the sliding-window Bloom filter (docs/wbf.md): parse, look up, call the core
 //! with the time, reply, replicate.
 //!
-//! **Time.** The master's clock decides: every write runs at the master's time and reaches
-//! replicas and the AOF as `WBF.AT key <ms> <RESERVE|ADD|MADD> ...`, which carries that
-//! time (as Redis replicates EXPIRE as PEXPIREAT), so replicas and AOF replay make the
-//! master's bytes exactly. `WBF.AT` is accepted only from the master link and while the AOF
+//! **Time.** The master's clock decides: every write whose effect depends on the time
+//! (RESERVE, and an add that ends a generation of a timed window) reaches replicas and the
+//! AOF as `WBF.AT key <ms> <RESERVE|ADD|MADD> ...`, which carries the master's time (as
+//! Redis replicates EXPIRE as PEXPIREAT); every other write does the same at any time
+//! before the next generation and is replicated as it came (see [`add_at`]). Replicas and
+//! AOF replay thus make the master's bytes exactly. `WBF.AT` is accepted only from the master link and while the AOF
 //! loads. Reads use the local clock. This process's clock never runs back: a wall clock
 //! stepping backwards holds the time still until it catches up, so nothing expires early
 //! and nothing a read saw expire comes back.
@@ -12,7 +14,9 @@
 use super::args::{existing, find_keyword};
 use super::config;
 use super::errors;
-use super::ffi::{notify_event, tracked, Args, ArrayReply, Key, KeyState};
+use super::ffi::{
+    notify_event, replicate_with, tracked, Args, ArrayReply, Key, KeyState, StaticString,
+};
 use super::types::WINDOW_TYPE;
 use crate::filter::bloom::LinkError;
 use crate::filter::bloom_dump::DumpError;
@@ -24,7 +28,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The command replicas and the AOF receive for every write but LOADCHUNK.
-const AT_COMMAND: &str = "WBF.AT";
+const AT_COMMAND: &std::ffi::CStr = c"WBF.AT";
 
 fn error(text: &'static str) -> RedisError {
     RedisError::Str(text)
@@ -48,19 +52,38 @@ fn create_error(e: LinkError) -> RedisError {
     }
 }
 
-/// Replicates a write made at `time` as `WBF.AT key time <sub> args[from..]`, and publishes
-/// the keyspace event `wbf.<sub>`.
-fn propagate_at(ctx: &Context, args: &Args, time: u64, sub: &str, from: usize, explicit: bool) {
-    if explicit {
+/// Replicates a write made at `time`, and publishes the keyspace event `wbf.<sub>`. A
+/// write that arrived with its time, and any write to a counted window (which never reads
+/// the time), is replicated as it came; a client's write to a timed window as
+/// `WBF.AT key time <sub> args[from..]`. RESERVE always carries its time (the window may
+/// be timed).
+fn propagate_at(ctx: &Context, args: &Args, time: u64, sub: &Sub, from: usize, verbatim: bool) {
+    if verbatim {
         ctx.replicate_verbatim();
     } else {
-        let time = time.to_string();
-        let mut parts: Vec<&[u8]> = vec![args.bytes(1), time.as_bytes(), sub.as_bytes()];
-        parts.extend((from..args.len()).map(|i| args.bytes(i)));
-        ctx.replicate(AT_COMMAND, &parts[..]);
+        replicate_with(ctx, AT_COMMAND, args, 1, time, &sub.word, from);
     }
-    notify_event(ctx, &format!("wbf.{}", sub.to_ascii_lowercase()), args, 1);
+    notify_event(ctx, sub.event, args, 1);
 }
+
+/// A write's sub-command in `WBF.AT` and its keyspace event.
+struct Sub {
+    word: StaticString,
+    event: &'static [u8],
+}
+
+static RESERVE: Sub = Sub {
+    word: StaticString::new(c"RESERVE"),
+    event: b"wbf.reserve",
+};
+static ADD: Sub = Sub {
+    word: StaticString::new(c"ADD"),
+    event: b"wbf.add",
+};
+static MADD: Sub = Sub {
+    word: StaticString::new(c"MADD"),
+    event: b"wbf.madd",
+};
 
 /// WBF.RESERVE key error_rate capacity [WINDOW ms], its arguments from `at` on
 /// (error_rate at `at`).
@@ -104,18 +127,25 @@ fn reserve_at(ctx: &Context, args: &Args, at: usize, time: u64, explicit: bool) 
     )
     .map_err(create_error)?;
     key.set(&WINDOW_TYPE, Box::new(filter))?;
-    propagate_at(ctx, args, time, "RESERVE", at, explicit);
+    propagate_at(ctx, args, time, &RESERVE, at, explicit);
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
 
-/// WBF.ADD / WBF.MADD: the items from `from` on, added at `time`; `multi` replies an array.
+/// WBF.ADD / WBF.MADD: the items from `from` on; `multi` replies an array. `explicit` is
+/// the time of a `WBF.AT`; else the time is the clock's.
+///
+/// Only a write that ends generations by time depends on the time it runs at; any other
+/// write does the same at every time before the next generation starts. So a client's
+/// write is replicated as it came unless it ends a generation (then as `WBF.AT` with its
+/// time: once per generation, not per add), and a write as it came from the master or the
+/// AOF runs at the newest generation's start: it ends no generation by time, as on the
+/// master.
 fn add_at(
     ctx: &Context,
     args: &Args,
     from: usize,
-    time: u64,
+    explicit: Option<u64>,
     multi: bool,
-    explicit: bool,
 ) -> RedisResult {
     let count = args.len().saturating_sub(from);
     if count == 0 || (!multi && count != 1) {
@@ -123,22 +153,42 @@ fn add_at(
     }
     let key = Key::open(ctx, args, 1, true);
     let filter = existing::<WindowFilter>(&key, &WINDOW_TYPE)?;
-    let pairs: Vec<HashPair> = (from..args.len())
-        .map(|i| HashPair::wide(args.bytes(i)))
-        .collect();
-    let sub = if multi { "MADD" } else { "ADD" };
+    let sub = if multi { &MADD } else { &ADD };
+    let (time, verbatim) = match explicit {
+        Some(time) => (time, true),
+        None => {
+            let now = now_ms();
+            if filter.due_shifts(now) == 0 {
+                (now, true)
+            } else if from_master_or_aof(ctx) {
+                let start = filter.generation_start(filter.generation);
+                (u64::try_from(start).unwrap_or(u64::MAX), true)
+            } else {
+                (now, false)
+            }
+        }
+    };
     if multi {
+        let pairs: Vec<HashPair> = (from..args.len())
+            .map(|i| HashPair::wide(args.bytes(i)))
+            .collect();
         let mut reply = ArrayReply::with_len(ctx, pairs.len());
         tracked(filter, |f| {
             f.add_each(&pairs, time, |new| reply.integer(i64::from(new)))
         });
-        propagate_at(ctx, args, time, sub, from, explicit);
+        propagate_at(ctx, args, time, sub, from, verbatim);
         reply.finish()
     } else {
-        let new = tracked(filter, |f| f.add(pairs[0], time));
-        propagate_at(ctx, args, time, sub, from, explicit);
+        let new = tracked(filter, |f| f.add(HashPair::wide(args.bytes(from)), time));
+        propagate_at(ctx, args, time, sub, from, verbatim);
         Ok(RedisValue::Integer(i64::from(new)))
     }
+}
+
+/// Whether the command came over the replication link or from the AOF being loaded.
+fn from_master_or_aof(ctx: &Context) -> bool {
+    ctx.get_flags()
+        .intersects(ContextFlags::REPLICATED | ContextFlags::LOADING)
 }
 
 /// WBF.RESERVE key error_rate capacity [WINDOW milliseconds]
@@ -155,7 +205,7 @@ pub fn add(ctx: &Context, args: &Args) -> RedisResult {
     if args.len() != 3 {
         return Err(RedisError::WrongArity);
     }
-    add_at(ctx, args, 2, now_ms(), false, false)
+    add_at(ctx, args, 2, None, false)
 }
 
 /// WBF.MADD key item [item ...]
@@ -163,7 +213,7 @@ pub fn madd(ctx: &Context, args: &Args) -> RedisResult {
     if args.len() < 3 {
         return Err(RedisError::WrongArity);
     }
-    add_at(ctx, args, 2, now_ms(), true, false)
+    add_at(ctx, args, 2, None, true)
 }
 
 /// WBF.AT key milliseconds RESERVE|ADD|MADD args... — a write at the master's time, as
@@ -172,8 +222,7 @@ pub fn at(ctx: &Context, args: &Args) -> RedisResult {
     if args.len() < 5 {
         return Err(RedisError::WrongArity);
     }
-    let flags = ctx.get_flags();
-    if !flags.intersects(ContextFlags::REPLICATED | ContextFlags::LOADING) {
+    if !from_master_or_aof(ctx) {
         return Err(error(errors::AT_FROM_CLIENT));
     }
     let time = args
@@ -184,9 +233,9 @@ pub fn at(ctx: &Context, args: &Args) -> RedisResult {
     if sub.eq_ignore_ascii_case(b"RESERVE") {
         reserve_at(ctx, args, 4, time, true)
     } else if sub.eq_ignore_ascii_case(b"ADD") {
-        add_at(ctx, args, 4, time, false, true)
+        add_at(ctx, args, 4, Some(time), false)
     } else if sub.eq_ignore_ascii_case(b"MADD") {
-        add_at(ctx, args, 4, time, true, true)
+        add_at(ctx, args, 4, Some(time), true)
     } else {
         Err(error(errors::UNKNOWN_ARGUMENT))
     }
@@ -346,6 +395,6 @@ pub fn loadchunk(ctx: &Context, args: &Args) -> RedisResult {
         }
     }
     ctx.replicate_verbatim();
-    notify_event(ctx, "wbf.loadchunk", args, 1);
+    notify_event(ctx, b"wbf.loadchunk", args, 1);
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
