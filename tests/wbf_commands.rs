@@ -735,3 +735,77 @@ fn copy_events_and_info() {
         assert_eq!(wbf.len(), 10);
     }
 }
+
+#[test]
+fn resp3_replies_like_bf() {
+    let server = Server::start();
+    let mut two = server.raw();
+    let mut three = server.raw3();
+    let wire = |lines: &[&str]| -> String { lines.iter().map(|l| format!("{l}\r\n")).collect() };
+    let mut check = |line: &str, resp2: &[&str], resp3: &[&str]| {
+        let args: Vec<&str> = line.split(' ').collect();
+        let args3: Vec<String> = args.iter().map(|a| a.replace("@", "3:")).collect();
+        let args2: Vec<String> = args.iter().map(|a| a.replace("@", "2:")).collect();
+        let got2 = String::from_utf8_lossy(&two.call_raw(&args2)).to_string();
+        let got3 = String::from_utf8_lossy(&three.call_raw(&args3)).to_string();
+        assert_eq!(got2, wire(resp2), "RESP2 {line}");
+        assert_eq!(got3, wire(resp3), "RESP3 {line}");
+    };
+    check("WBF.RESERVE @w 0.01 100 WINDOW 3600000", &["+OK"], &["+OK"]);
+    check("WBF.ADD @w x", &[":1"], &["#t"]);
+    check("WBF.ADD @w x", &[":0"], &["#f"]);
+    check("WBF.MADD @w x y", &["*2", ":0", ":1"], &["*2", "#f", "#t"]);
+    check("WBF.EXISTS @w x", &[":1"], &["#t"]);
+    check("WBF.EXISTS @w nope", &[":0"], &["#f"]);
+    check("WBF.EXISTS @missing x", &[":0"], &["#f"]);
+    check(
+        "WBF.MEXISTS @w x nope",
+        &["*2", ":1", ":0"],
+        &["*2", "#t", "#f"],
+    );
+    check("WBF.CARD @w", &[":4"], &[":4"]);
+    let size = format!(":{}", size_of(100, 0.01));
+    let labelled = [
+        "+Capacity",
+        ":100",
+        "+Window",
+        ":3600000",
+        "+Error rate",
+        "PLACEHOLDER",
+        "+Size",
+        &size,
+        "+Generations",
+        ":8",
+        "+Number of items in the window",
+        ":4",
+    ];
+    let with = |error: &[&str]| -> Vec<String> {
+        labelled
+            .iter()
+            .flat_map(|&l| {
+                if l == "PLACEHOLDER" {
+                    error.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+                } else {
+                    vec![l.to_string()]
+                }
+            })
+            .collect()
+    };
+    let resp2: Vec<String> = [vec!["*12".to_string()], with(&["$4", "0.01"])].concat();
+    let resp3: Vec<String> = [vec!["%6".to_string()], with(&[",0.01"])].concat();
+    fn refs(v: &[String]) -> Vec<&str> {
+        v.iter().map(String::as_str).collect()
+    }
+    check("WBF.INFO @w", &refs(&resp2), &refs(&resp3));
+    check(
+        "WBF.INFO @w ERROR",
+        &["*1", "$4", "0.01"],
+        &["%1", "+Error rate", ",0.01"],
+    );
+    check("WBF.RESERVE @c 0.01 100", &["+OK"], &["+OK"]);
+    check(
+        "WBF.INFO @c WINDOW",
+        &["*1", "$-1"],
+        &["%1", "+Window", "_"],
+    );
+}

@@ -11,3 +11,4 @@ pub mod ffi;
 pub mod stats;
 pub mod types;
 pub mod wbf;
+pub mod write;

@@ -15,20 +15,22 @@ use super::args::{existing, find_keyword};
 use super::config;
 use super::errors;
 use super::ffi::{
-    notify_event, replicate_with, tracked, Args, ArrayReply, Key, KeyState, StaticString,
+    notify_event, replicate, reply_bool, reply_field_values, tracked, Args, ArrayReply, FieldValue,
+    Key, KeyState, Replicated, Resp2Fields,
 };
 use super::types::WINDOW_TYPE;
+use super::write::is_trusted;
 use crate::filter::bloom::LinkError;
 use crate::filter::bloom_dump::DumpError;
 use crate::filter::hash::HashPair;
 use crate::filter::window::WindowFilter;
 use crate::filter::window_dump;
-use redis_module::{Context, ContextFlags, RedisError, RedisResult, RedisValue};
+use redis_module::{Context, RedisError, RedisResult, RedisValue};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The command replicas and the AOF receive for every write but LOADCHUNK.
-const AT_COMMAND: &std::ffi::CStr = c"WBF.AT";
+const AT_COMMAND: &str = "WBF.AT";
 
 fn error(text: &'static str) -> RedisError {
     RedisError::Str(text)
@@ -61,29 +63,46 @@ fn propagate_at(ctx: &Context, args: &Args, time: u64, sub: &Sub, from: usize, v
     if verbatim {
         ctx.replicate_verbatim();
     } else {
-        replicate_with(ctx, AT_COMMAND, args, 1, time, &sub.word, from);
+        let time = time.to_string();
+        let mut parts = vec![
+            Replicated::Arg(1),
+            Replicated::Bytes(time.as_bytes()),
+            Replicated::Bytes(sub.word),
+        ];
+        parts.extend((from..args.len()).map(Replicated::Arg));
+        replicate(ctx, args, AT_COMMAND, &parts);
     }
     notify_event(ctx, sub.event, args, 1);
 }
 
 /// A write's sub-command in `WBF.AT` and its keyspace event.
 struct Sub {
-    word: StaticString,
+    word: &'static [u8],
     event: &'static [u8],
 }
 
-static RESERVE: Sub = Sub {
-    word: StaticString::new(c"RESERVE"),
+const RESERVE: Sub = Sub {
+    word: b"RESERVE",
     event: b"wbf.reserve",
 };
-static ADD: Sub = Sub {
-    word: StaticString::new(c"ADD"),
+const ADD: Sub = Sub {
+    word: b"ADD",
     event: b"wbf.add",
 };
-static MADD: Sub = Sub {
-    word: StaticString::new(c"MADD"),
+const MADD: Sub = Sub {
+    word: b"MADD",
     event: b"wbf.madd",
 };
+
+/// The memory ceiling of a write: none for one from the master or the AOF (it was checked
+/// where the write was accepted; a replica never refuses what its master did).
+fn max_bytes(ctx: &Context) -> u64 {
+    if is_trusted(ctx) {
+        u64::MAX
+    } else {
+        config::MAX_FILTER_BYTES.get()
+    }
+}
 
 /// WBF.RESERVE key error_rate capacity [WINDOW ms], its arguments from `at` on
 /// (error_rate at `at`).
@@ -118,14 +137,8 @@ fn reserve_at(ctx: &Context, args: &Args, at: usize, time: u64, explicit: bool) 
         KeyState::Ours(_) => return Err(error(errors::ITEM_EXISTS)),
         KeyState::Other => return Err(RedisError::WrongType),
     }
-    let filter = WindowFilter::new(
-        capacity as u64,
-        error_rate,
-        window,
-        time,
-        config::MAX_FILTER_BYTES.get(),
-    )
-    .map_err(create_error)?;
+    let filter = WindowFilter::new(capacity as u64, error_rate, window, time, max_bytes(ctx))
+        .map_err(create_error)?;
     key.set(&WINDOW_TYPE, Box::new(filter))?;
     propagate_at(ctx, args, time, &RESERVE, at, explicit);
     Ok(RedisValue::SimpleStringStatic("OK"))
@@ -160,7 +173,7 @@ fn add_at(
             let now = now_ms();
             if filter.due_shifts(now) == 0 {
                 (now, true)
-            } else if from_master_or_aof(ctx) {
+            } else if is_trusted(ctx) {
                 let start = filter.generation_start(filter.generation);
                 (u64::try_from(start).unwrap_or(u64::MAX), true)
             } else {
@@ -174,21 +187,15 @@ fn add_at(
             .collect();
         let mut reply = ArrayReply::with_len(ctx, pairs.len());
         tracked(filter, |f| {
-            f.add_each(&pairs, time, |new| reply.integer(i64::from(new)))
+            f.add_each(&pairs, time, |new| reply.boolean(new))
         });
         propagate_at(ctx, args, time, sub, from, verbatim);
         reply.finish()
     } else {
         let new = tracked(filter, |f| f.add(HashPair::wide(args.bytes(from)), time));
         propagate_at(ctx, args, time, sub, from, verbatim);
-        Ok(RedisValue::Integer(i64::from(new)))
+        reply_bool(ctx, new)
     }
-}
-
-/// Whether the command came over the replication link or from the AOF being loaded.
-fn from_master_or_aof(ctx: &Context) -> bool {
-    ctx.get_flags()
-        .intersects(ContextFlags::REPLICATED | ContextFlags::LOADING)
 }
 
 /// WBF.RESERVE key error_rate capacity [WINDOW milliseconds]
@@ -222,7 +229,7 @@ pub fn at(ctx: &Context, args: &Args) -> RedisResult {
     if args.len() < 5 {
         return Err(RedisError::WrongArity);
     }
-    if !from_master_or_aof(ctx) {
+    if !is_trusted(ctx) {
         return Err(error(errors::AT_FROM_CLIENT));
     }
     let time = args
@@ -259,7 +266,7 @@ pub fn exists(ctx: &Context, args: &Args) -> RedisResult {
     let key = Key::open(ctx, args, 1, false);
     let found =
         filter_or_none(&key).is_some_and(|f| f.contains(HashPair::wide(args.bytes(2)), now_ms()));
-    Ok(RedisValue::Integer(i64::from(found)))
+    reply_bool(ctx, found)
 }
 
 /// WBF.MEXISTS key item [item ...]
@@ -274,9 +281,9 @@ pub fn mexists(ctx: &Context, args: &Args) -> RedisResult {
             let pairs: Vec<HashPair> = (2..args.len())
                 .map(|i| HashPair::wide(args.bytes(i)))
                 .collect();
-            filter.contains_each(&pairs, now_ms(), |hit| reply.integer(i64::from(hit)));
+            filter.contains_each(&pairs, now_ms(), |hit| reply.boolean(hit));
         }
-        None => (2..args.len()).for_each(|_| reply.integer(0)),
+        None => (2..args.len()).for_each(|_| reply.boolean(false)),
     }
     reply.finish()
 }
@@ -302,30 +309,25 @@ pub fn info(ctx: &Context, args: &Args) -> RedisResult {
     let key = Key::open(ctx, args, 1, false);
     let filter = existing::<WindowFilter>(&key, &WINDOW_TYPE)?;
     let window = match filter.window {
-        0 => RedisValue::Null,
-        ms => RedisValue::Integer(ms as i64),
+        0 => FieldValue::Null,
+        ms => FieldValue::Integer(ms as i64),
     };
     let fields = [
-        ("Capacity", RedisValue::Integer(filter.capacity as i64)),
+        ("Capacity", FieldValue::Integer(filter.capacity as i64)),
         ("Window", window),
-        ("Error rate", RedisValue::Float(filter.error)),
-        ("Size", RedisValue::Integer(filter.mem_usage() as i64)),
+        ("Error rate", FieldValue::Double(filter.error)),
+        ("Size", FieldValue::Integer(filter.mem_usage() as i64)),
         (
             "Generations",
-            RedisValue::Integer(i64::from(filter.shape.l)),
+            FieldValue::Integer(i64::from(filter.shape.l)),
         ),
         (
             "Number of items in the window",
-            RedisValue::Integer(filter.items(now_ms()) as i64),
+            FieldValue::Integer(filter.items(now_ms()) as i64),
         ),
     ];
     if args.len() == 2 {
-        let mut reply = Vec::with_capacity(2 * fields.len());
-        for (label, value) in fields {
-            reply.push(RedisValue::SimpleStringStatic(label));
-            reply.push(value);
-        }
-        return Ok(RedisValue::Array(reply));
+        return reply_field_values(ctx, &fields, Resp2Fields::Labelled);
     }
     let wanted = args.bytes(2).to_ascii_lowercase();
     let index = [
@@ -339,8 +341,8 @@ pub fn info(ctx: &Context, args: &Args) -> RedisResult {
     .iter()
     .position(|name| name.as_bytes() == wanted.as_slice())
     .ok_or(error(errors::INVALID_INFO_VALUE))?;
-    let value = fields.into_iter().nth(index).map(|(_, v)| v);
-    Ok(RedisValue::Array(value.into_iter().collect()))
+    // RESP2: `[value]`; RESP3: a one-entry map, as BF.INFO key FIELD.
+    reply_field_values(ctx, &fields[index..=index], Resp2Fields::ValuesOnly)
 }
 
 /// WBF.SCANDUMP key iterator — the header at 0, then bit-array chunks; `[0, ""]` at the end.
@@ -378,7 +380,7 @@ pub fn loadchunk(ctx: &Context, args: &Args) -> RedisResult {
     let key = Key::open(ctx, args, 1, true);
     match key.state::<WindowFilter>(&WINDOW_TYPE) {
         KeyState::Empty if iter == 1 => {
-            let filter = window_dump::filter_from_header(data, config::MAX_FILTER_BYTES.get())
+            let filter = window_dump::filter_from_header(data, max_bytes(ctx))
                 .map_err(|_| error(errors::RECEIVED_BAD_DATA))?;
             key.set(&WINDOW_TYPE, Box::new(filter))?;
         }
