@@ -520,7 +520,7 @@ fn hostile_loadchunk_and_restore_input() {
     huge.extend_from_slice(&shape.generation_size.to_le_bytes());
     huge.extend_from_slice(&shape.slice_bits.to_le_bytes());
     huge.extend_from_slice(&0u32.to_le_bytes());
-    huge.extend_from_slice(&vec![0; 8 * 16]);
+    huge.extend_from_slice(&[0; 8 * 16]);
     assert_eq!(load(&mut conn, "victim", &huge), err(BAD_DATA));
     // Byte flips of a good header: refused or valid, never fatal.
     let mut seed = 0x9e37_79b9_7f4a_7c15u64;

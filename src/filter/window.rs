@@ -106,7 +106,7 @@ impl WindowShape {
             .checked_mul(u64::from(k))
             .ok_or(LinkError::Invalid)?;
         let bits = (bits_per_add * load as f64).ceil();
-        if !(bits < (1u64 << 62) as f64) {
+        if bits.is_nan() || bits >= (1u64 << 62) as f64 {
             return Err(LinkError::TooLarge);
         }
         let slice_bits = ((bits as u64).max(1)).div_ceil(64) * 64;
@@ -662,7 +662,9 @@ mod tests {
             filter.add(pair(format!("o{i}").as_bytes()), 1);
         }
         assert!(filter.generation > 40);
-        assert!(fp_rate(&filter, 20_000, 1) <= 0.01);
+        let rate = fp_rate(&filter, 20_000, 1);
+        eprintln!("overloaded: false-positive rate {rate}");
+        assert!(rate <= 0.01);
         // The newest adds are still there.
         for i in 49_000..50_000 {
             assert!(filter.contains(pair(format!("o{i}").as_bytes()), 1));
