@@ -62,7 +62,7 @@ bench-stall: build
 ## RUSTC_BOOTSTRAP=1 lets the stable toolchain accept them. Crashes land in fuzz/artifacts.
 FUZZ_SECONDS ?= 60
 FUZZ_SANITIZER ?= address
-FUZZ_TARGETS ?= bf_dump cf_dump cbf_dump bf_rdb cf_rdb cbf_rdb ops
+FUZZ_TARGETS ?= bf_dump cf_dump cbf_dump wbf_dump bf_rdb cf_rdb cbf_rdb wbf_rdb ops
 fuzz:
 	@command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz --locked
 	@for t in $(FUZZ_TARGETS); do \

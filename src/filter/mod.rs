@@ -15,6 +15,8 @@ pub mod cuckoo_dump;
 pub mod fmt;
 pub mod hash;
 pub mod rdb;
+pub mod window;
+pub mod window_dump;
 
 /// Default per-filter memory ceiling (bytes of filter data) when the caller sets none.
 pub const DEFAULT_MAX_FILTER_BYTES: u64 = 4 << 30;
