@@ -502,7 +502,7 @@ fn command_metadata_is_complete() {
         .collect();
     assert_eq!(
         names,
-        vec!["key", "error_rate", "capacity", "expansion", "nonscaling"]
+        vec!["key", "error_rate", "capacity", "expansion", "nonscaling", "blocked"]
     );
     // Every command has docs.
     let all = call(&mut conn, "COMMAND LIST FILTERBY MODULE bf").array();
