@@ -14,6 +14,8 @@ pub mod cuckoo_dump;
 pub mod fmt;
 pub mod hash;
 pub mod rdb;
+#[cfg(test)]
+mod testing;
 
 use std::collections::TryReserveError;
 
