@@ -667,7 +667,9 @@ extern "C" fn aof_rewrite<T: ModuleValue>(
     let Some(value) = (unsafe { value.cast::<T>().as_ref() }) else {
         return;
     };
-    let _ = catch_panic("aof_rewrite", || value.aof_rewrite(&mut AofWriter { io, key }));
+    let _ = catch_panic("aof_rewrite", || {
+        value.aof_rewrite(&mut AofWriter { io, key })
+    });
 }
 
 extern "C" fn mem_usage<T: ModuleValue>(value: *const c_void) -> usize {

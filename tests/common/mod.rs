@@ -653,6 +653,8 @@ pub fn start_replica(master: &Server) -> Server {
         let info = conn.call(&["INFO", "replication"]).text();
         info.contains("master_link_status:up")
     });
+    // The full sync was the master's background save of every module value.
+    wait_for_bgsave(&mut master.raw());
     replica
 }
 
@@ -795,16 +797,36 @@ pub fn with_crc(body: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Starts BGREWRITEAOF and waits until the rewrite finished.
+/// Starts BGREWRITEAOF and waits until the rewrite finished, successfully.
 pub fn rewrite_aof(conn: &mut RawConnection) {
     let reply = conn.call(&["BGREWRITEAOF"]);
     assert!(matches!(reply, Reply::Simple(_)), "BGREWRITEAOF: {reply:?}");
+    wait_for_aof_rewrite(conn);
+}
+
+/// Waits until no AOF rewrite runs or is scheduled, and checks that the last one
+/// succeeded (a forked child that crashed while writing a module value reports `err`).
+pub fn wait_for_aof_rewrite(conn: &mut RawConnection) {
     wait_until("the AOF rewrite", || {
         info_field(conn, "persistence", "aof_rewrite_in_progress") == "0"
             && info_field(conn, "persistence", "aof_rewrite_scheduled") == "0"
     });
     assert_eq!(
         info_field(conn, "persistence", "aof_last_bgrewrite_status"),
-        "ok"
+        "ok",
+        "the last AOF rewrite failed"
+    );
+}
+
+/// Waits until no background RDB save runs, and checks that the last one succeeded
+/// (full resynchronisations of replicas are such saves too).
+pub fn wait_for_bgsave(conn: &mut RawConnection) {
+    wait_until("the background save", || {
+        info_field(conn, "persistence", "rdb_bgsave_in_progress") == "0"
+    });
+    assert_eq!(
+        info_field(conn, "persistence", "rdb_last_bgsave_status"),
+        "ok",
+        "the last background save failed"
     );
 }
