@@ -1654,3 +1654,50 @@ fn resp3_clients_get_resp2_shapes() {
         other => panic!("CF.SCANDUMP: {other:?}"),
     }
 }
+
+/// CF.DEL removes the copy in the newest sub-filter holding the item (RedisBloom searches
+/// newest first): with copies of one item in two sub-filters, one delete clears a slot of
+/// the second sub-filter and leaves the first byte for byte.
+#[test]
+fn del_removes_from_the_newest_sub_filter_first() {
+    let server = Server::start();
+    let mut c = server.raw();
+    assert_eq!(
+        call(&mut c, "CF.RESERVE k 64 BUCKETSIZE 2 EXPANSION 1"),
+        ok()
+    );
+    // Copies of one item share its two buckets: four fill them in the first sub-filter,
+    // and the next copy goes to a second one.
+    let mut copies = 0;
+    while !call(&mut c, "CF.DEBUG k").text().contains(" filters:2 ") {
+        assert_eq!(call(&mut c, "CF.ADD k x"), int(1));
+        copies += 1;
+        assert!(copies <= 10, "the filter never grew");
+    }
+    // Enough other items that one delete (≤ 10 % of the items) compacts nothing.
+    for i in 0..20 {
+        assert_eq!(c.call(&["CF.ADD", "k", &format!("other{i}")]), int(1));
+    }
+    let sub_filters = |c: &mut RawConnection| -> Vec<Vec<u8>> {
+        let dump = scandump(c, "CF.SCANDUMP", "k");
+        // Header, one chunk per (small) sub-filter, end.
+        dump[1..dump.len() - 1]
+            .iter()
+            .map(|(_, data)| data.clone().expect("chunk data"))
+            .collect()
+    };
+    let before = sub_filters(&mut c);
+    assert_eq!(before.len(), 2);
+    let occupied = |data: &[u8]| data.iter().filter(|&&b| b != 0).count();
+    assert!(occupied(&before[0]) > 0 && occupied(&before[1]) > 0);
+    assert_eq!(call(&mut c, "CF.COUNT k x"), int(copies));
+    assert_eq!(call(&mut c, "CF.DEL k x"), int(1));
+    let after = sub_filters(&mut c);
+    assert_eq!(after[0], before[0], "the oldest sub-filter is untouched");
+    assert_eq!(
+        occupied(&after[1]),
+        occupied(&before[1]) - 1,
+        "one slot of the newest cleared"
+    );
+    assert_eq!(call(&mut c, "CF.COUNT k x"), int(copies - 1));
+}
