@@ -61,7 +61,8 @@ fn info(capacity: i64, size: i64, filters: i64, items: i64, expansion: Option<i6
     ]))
 }
 
-/// Everything observable about a key: its full SCANDUMP, INFO, DEBUG and CARD.
+/// Everything observable about a key: its full SCANDUMP, INFO, DEBUG, CARD and DUMP
+/// payload.
 fn snapshot(conn: &mut RawConnection, key: &str) -> Vec<Reply> {
     let dump = scandump(conn, "CBF.SCANDUMP", key)
         .into_iter()
@@ -72,6 +73,7 @@ fn snapshot(conn: &mut RawConnection, key: &str) -> Vec<Reply> {
         call(conn, &format!("CBF.INFO {key}")),
         call(conn, &format!("CBF.DEBUG {key}")),
         call(conn, &format!("CBF.CARD {key}")),
+        conn.call(&["DUMP", key]),
     ]
 }
 

@@ -808,7 +808,9 @@ fn memory_usage() {
     assert_eq!(call(&mut c, "MEMORY USAGE cf"), want);
     assert_eq!(call(&mut c, "CF.ADD cf a"), int(1));
     assert_eq!(call(&mut c, "MEMORY USAGE cf"), want);
+    let before = common::cf_state(&mut c, "cf");
     assert_eq!(call(&mut c, "DEBUG RELOAD"), ok());
+    assert_eq!(common::cf_state(&mut c, "cf"), before);
     assert_eq!(call(&mut c, "MEMORY USAGE cf"), want);
     assert_eq!(call(&mut c, "CF.EXISTS cf a"), int(1));
 }
@@ -835,8 +837,10 @@ fn num_deletes_survive_reload() {
     assert_eq!(call(&mut c, "CF.DEL cf a"), int(1));
     let before = call(&mut c, "CF.DEBUG cf");
     assert_eq!(before, debug_line(2, 512, 0, 1, 1, 20, 1));
+    let state = common::cf_state(&mut c, "cf");
     assert_eq!(call(&mut c, "DEBUG RELOAD"), ok());
     assert_eq!(call(&mut c, "CF.DEBUG cf"), before);
+    assert_eq!(common::cf_state(&mut c, "cf"), state);
 }
 
 #[test]
@@ -1594,9 +1598,11 @@ fn growth_failure_is_insufficient_memory() {
     assert_eq!(call(&mut c, "CF.INSERT cf ITEMS other 1"), ints(&[-1, -1]));
     assert_eq!(call(&mut c, "CF.DEBUG cf"), full);
     assert_eq!(call(&mut c, "CF.EXISTS cf other"), int(0));
-    // It still reloads.
+    // It still reloads, unchanged.
+    let state = common::cf_state(&mut c, "cf");
     assert_eq!(call(&mut c, "DEBUG RELOAD"), ok());
     assert_eq!(call(&mut c, "CF.DEBUG cf"), full);
+    assert_eq!(common::cf_state(&mut c, "cf"), state);
 }
 
 /// RESP3 clients get 2.4.20's RESP2 shapes: integers (not booleans) and flat arrays (not

@@ -12,6 +12,8 @@ use redbloom::filter::cuckoo::{CuckooFilter, CuckooHash};
 use redbloom::filter::cuckoo_dump;
 use redbloom::filter::rdb::{self, Field, Fields};
 
+pub mod targets;
+
 /// Memory ceiling of every filter the targets create or grow (keeps runs fast and small).
 pub const MAX_BYTES: u64 = 1 << 12;
 
