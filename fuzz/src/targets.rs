@@ -248,8 +248,11 @@ pub fn ops(data: &[u8]) {
     }
 }
 
+/// A target's entry point: one input.
+pub type Target = fn(&[u8]);
+
 /// Every target by name, as `fuzz_targets/` and `seeds/` name them.
-pub const ALL: [(&str, fn(&[u8])); 7] = [
+pub const ALL: [(&str, Target); 7] = [
     ("bf_dump", bf_dump),
     ("cf_dump", cf_dump),
     ("cbf_dump", cbf_dump),
