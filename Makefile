@@ -3,7 +3,7 @@ PORT ?= 6379
 CARGO ?= cargo
 MODULE := target/release/libredbloom.so
 
-.PHONY: all deps build run test test-redis test-valkey test-fuzz lint fmt bench bench-e2e docker clean fuzz valgrind
+.PHONY: all deps build run test test-redis test-valkey test-fuzz lint fmt bench bench-e2e bench-stall docker clean fuzz valgrind sizing-charts
 
 all: build
 
@@ -62,6 +62,12 @@ bench:
 bench-e2e: build
 	$(CARGO) bench --bench e2e
 
+## How long creating or growing a ~1 GiB filter holds the main thread, and the longest
+## PING stall meanwhile (results: docs/benchmarks.md). REFERENCE_MODULE=/path/to/redisbloom.so
+## measures RedisBloom side by side.
+bench-stall: build
+	$(CARGO) bench --bench stall
+
 ## Fuzzing (not in CI): every target of fuzz/ for FUZZ_SECONDS each, one job, the address
 ## sanitizer (FUZZ_SANITIZER=none without it). cargo-fuzz needs nightly flags:
 ## RUSTC_BOOTSTRAP=1 lets the stable toolchain accept them. Crashes land in fuzz/artifacts.
@@ -89,6 +95,12 @@ valgrind: deps
 	  --suppressions=$(CURDIR)/scripts/valgrind.sup --log-file=$(VALGRIND_LOGS)/vg-%p.log" \
 	  $(CARGO) test --no-fail-fast $(VALGRIND_TESTS) -- --test-threads=2 || true
 	scripts/valgrind-report.sh $(VALGRIND_LOGS)
+
+## The measurements and charts of docs/sizing.md (docs/sizing/*.csv, *.svg; not in CI).
+sizing-charts: build
+	@[ -x .venv/bin/python ] || python3 -m venv .venv
+	.venv/bin/pip install -q redis matplotlib
+	.venv/bin/python scripts/sizing-charts.py
 
 docker:
 	docker build -f docker/Dockerfile -t redbloom .

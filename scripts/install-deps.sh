@@ -1,7 +1,36 @@
 #!/usr/bin/env bash
 # Installs what building and testing redbloom needs on Debian: libclang (bindgen in the
-# redis-module crate) and redis-server (the integration tests). Does nothing when present.
+# redis-module crate), redis-server (the integration tests), Node.js and npm with the
+# pinned node-redis of tests/clients/node, and redis-py in the project's .venv (the
+# real-client tests, tests/clients.rs). Does nothing when present.
 set -euo pipefail
+
+cd "$(dirname "$0")/.."
+
+# The client libraries the real-client tests use, at pinned versions: node-redis from
+# tests/clients/node/package-lock.json, redis-py into .venv (shared with Valkey's install).
+REDIS_PY_VERSION=8.1.0
+client_packages() {
+  if [ ! -d tests/clients/node/node_modules/redis ]; then
+    echo "installing node-redis (npm ci in tests/clients/node) ..."
+    (cd tests/clients/node && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  fi
+  if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import redis, sys; sys.exit(redis.__version__ != '$REDIS_PY_VERSION')" 2>/dev/null; then
+    if [ ! -x .venv/bin/pip ]; then
+      if ! python3 -m venv .venv >/dev/null 2>&1; then
+        if [ "$(id -u)" -ne 0 ]; then
+          echo "python3 -m venv failed: install python3-venv" >&2
+          exit 1
+        fi
+        apt-get update -qq >/dev/null
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-venv >/dev/null
+        python3 -m venv .venv >/dev/null
+      fi
+    fi
+    echo "installing redis-py $REDIS_PY_VERSION into .venv ..."
+    .venv/bin/pip install --quiet --disable-pip-version-check "redis==$REDIS_PY_VERSION"
+  fi
+}
 
 missing=()
 if ! ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 && ! ldconfig -p 2>/dev/null | grep -q libclang; then
@@ -10,8 +39,12 @@ elif ! ls /usr/lib/llvm-*/lib/clang/*/include/stddef.h >/dev/null 2>&1; then
   missing+=(libclang-dev)
 fi
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
+command -v python3 >/dev/null 2>&1 || missing+=(python3)
 
 if [ ${#missing[@]} -eq 0 ]; then
+  client_packages
   exit 0
 fi
 if [ "$(id -u)" -ne 0 ]; then
@@ -25,3 +58,4 @@ DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$
 # Debian starts a system redis-server on 6379 on install where it can; tests never use it,
 # but `make run` wants that port.
 if command -v systemctl >/dev/null 2>&1; then systemctl disable --now redis-server >/dev/null 2>&1 || true; fi
+client_packages

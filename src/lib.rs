@@ -11,22 +11,16 @@ use redis::types::{BLOOM_TYPE, COUNTING_TYPE, CUCKOO_TYPE};
 use redis::{bf, cbf, cf};
 use redis_module::{redis_module, Context, RedisString, Status};
 
-/// MODULE LIST version: MAJOR·10000 + MINOR·100 + PATCH of this crate.
-pub const MODULE_VERSION: i32 = {
-    const fn parse(s: &str) -> i32 {
-        let bytes = s.as_bytes();
-        let mut i = 0;
-        let mut n = 0;
-        while i < bytes.len() {
-            n = n * 10 + (bytes[i] - b'0') as i32;
-            i += 1;
-        }
-        n
-    }
-    parse(env!("CARGO_PKG_VERSION_MAJOR")) * 10000
-        + parse(env!("CARGO_PKG_VERSION_MINOR")) * 100
-        + parse(env!("CARGO_PKG_VERSION_PATCH"))
-};
+/// MODULE LIST `ver`: the RedisBloom version whose replies redbloom gives, as clients and
+/// tools gate features on it (as they read Valkey's `redis_version`). RESP3 clients get the
+/// reply shapes of the 2.6 line (every 2.6.x has the same ones), RESP2 clients 2.4.20's,
+/// which 2.6 kept: 2.6.0 is the lowest version true of both, so it claims no later
+/// release's changes. redbloom's own version is in INFO (`bf_redbloom_version`) and the
+/// load log (docs/differences.md).
+pub const REDISBLOOM_COMPATIBLE_VERSION: i32 = 20600;
+
+/// redbloom's own version (Cargo.toml).
+pub const REDBLOOM_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 const BF_ADD_COMPLEXITY: &str =
     "O(k), where k is the number of hash functions used by the last sub-filter";
@@ -140,15 +134,18 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
         }
     }
     ctx.log_notice(&format!(
-        "redbloom {} loaded (RedisBloom 2.4.20 compatible)",
-        env!("CARGO_PKG_VERSION")
+        "redbloom {REDBLOOM_VERSION} loaded (RedisBloom {}.{}.{} compatible: 2.4.20 replies for \
+         RESP2 clients, 2.6 reply shapes for RESP3 clients)",
+        REDISBLOOM_COMPATIBLE_VERSION / 10000,
+        REDISBLOOM_COMPATIBLE_VERSION / 100 % 100,
+        REDISBLOOM_COMPATIBLE_VERSION % 100
     ));
     Status::Ok
 }
 
 redis_module! {
     name: "bf",
-    version: MODULE_VERSION,
+    version: REDISBLOOM_COMPATIBLE_VERSION,
     allocator: (redis::ffi::ModuleAllocator, redis::ffi::ModuleAllocator),
     data_types: [BLOOM_TYPE, CUCKOO_TYPE, COUNTING_TYPE],
     init: init,

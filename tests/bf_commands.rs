@@ -1314,32 +1314,32 @@ fn documented_scandump_bytes() {
     assert_eq!(conn.last_raw, b"*2\r\n:0\r\n$0\r\n\r\n");
 }
 
-/// RESP3 clients get 2.4.20's RESP2 shapes: integers (not booleans) and flat arrays (not
-/// maps) (COMPAT decision 1).
+/// RESP3 clients get RedisBloom 2.6's shapes: booleans, maps, nulls; CARD, DEBUG and
+/// SCANDUMP unchanged (COMPAT decision 1; every shape in both protocols: tests/resp3.rs).
 #[test]
-fn resp3_clients_get_resp2_shapes() {
+fn resp3_clients_get_redisbloom_2_6_shapes() {
     let server = Server::start();
     let mut conn = server.raw();
     call(&mut conn, "HELLO 3");
     assert!(conn.last_raw.starts_with(b"%"), "not RESP3");
     for (line, raw) in [
-        ("BF.ADD k a", &b":1\r\n"[..]),
-        ("BF.ADD k a", b":0\r\n"),
-        ("BF.EXISTS k a", b":1\r\n"),
-        ("BF.EXISTS k b", b":0\r\n"),
-        ("BF.MADD k b a", b"*2\r\n:1\r\n:0\r\n"),
-        ("BF.MEXISTS k a c", b"*2\r\n:1\r\n:0\r\n"),
-        ("BF.INSERT k ITEMS c a", b"*2\r\n:1\r\n:0\r\n"),
+        ("BF.ADD k a", &b"#t\r\n"[..]),
+        ("BF.ADD k a", b"#f\r\n"),
+        ("BF.EXISTS k a", b"#t\r\n"),
+        ("BF.EXISTS k b", b"#f\r\n"),
+        ("BF.MADD k b a", b"*2\r\n#t\r\n#f\r\n"),
+        ("BF.MEXISTS k a c", b"*2\r\n#t\r\n#f\r\n"),
+        ("BF.INSERT k ITEMS c a", b"*2\r\n#t\r\n#f\r\n"),
         ("BF.CARD k", b":3\r\n"),
         (
             "BF.INFO k",
-            b"*10\r\n+Capacity\r\n:100\r\n+Size\r\n:240\r\n+Number of filters\r\n:1\r\n\
+            b"%5\r\n+Capacity\r\n:100\r\n+Size\r\n:240\r\n+Number of filters\r\n:1\r\n\
 +Number of items inserted\r\n:3\r\n+Expansion rate\r\n:2\r\n",
         ),
-        ("BF.INFO k capacity", b"*1\r\n:100\r\n"),
+        ("BF.INFO k capacity", b"%1\r\n+Capacity\r\n:100\r\n"),
         ("BF.RESERVE n 0.01 1 NONSCALING", b"+OK\r\n"),
-        ("BF.INFO n expansion", b"*1\r\n_\r\n"),
-        ("BF.MADD n x y", b"*2\r\n:1\r\n-ERR non scaling filter is full\r\n"),
+        ("BF.INFO n expansion", b"%1\r\n+Expansion rate\r\n_\r\n"),
+        ("BF.MADD n x y", b"*2\r\n#t\r\n-ERR non scaling filter is full\r\n"),
         ("BF.SCANDUMP n 9", b"*2\r\n:0\r\n$0\r\n\r\n"),
         ("BF.DEBUG n", b"*2\r\n$6\r\nsize:1\r\n$66\r\nbytes:8 bits:64 hashes:7 hashwidth:64 capacity:1 size:1 ratio:0.01\r\n"),
     ] {

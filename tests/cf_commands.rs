@@ -1605,10 +1605,10 @@ fn growth_failure_is_insufficient_memory() {
     assert_eq!(common::cf_state(&mut c, "cf"), state);
 }
 
-/// RESP3 clients get 2.4.20's RESP2 shapes: integers (not booleans) and flat arrays (not
-/// maps).
+/// A RESP3 client (the `redis` crate with protocol=resp3) gets RedisBloom 2.6's shapes:
+/// booleans, a map for CF.INFO, integers for CF.COUNT and CF.INSERTNX.
 #[test]
-fn resp3_clients_get_resp2_shapes() {
+fn resp3_clients_get_redisbloom_2_6_shapes() {
     use redis::Value;
     let server = Server::start();
     let client =
@@ -1627,34 +1627,38 @@ fn resp3_clients_get_resp2_shapes() {
         run(&["CF.RESERVE", "a", "9", "EXPANSION", "0"]),
         Value::Okay
     );
-    assert_eq!(run(&["CF.ADD", "a", "3"]), Value::Int(1));
-    assert_eq!(run(&["CF.ADDNX", "a", "3"]), Value::Int(0));
-    assert_eq!(run(&["CF.EXISTS", "a", "3"]), Value::Int(1));
+    assert_eq!(run(&["CF.ADD", "a", "3"]), Value::Boolean(true));
+    assert_eq!(run(&["CF.ADDNX", "a", "3"]), Value::Boolean(false));
+    assert_eq!(run(&["CF.EXISTS", "a", "3"]), Value::Boolean(true));
     assert_eq!(
         run(&["CF.MEXISTS", "a", "3", "4"]),
-        Value::Array(vec![Value::Int(1), Value::Int(0)])
+        Value::Array(vec![Value::Boolean(true), Value::Boolean(false)])
     );
     assert_eq!(
         run(&["CF.INSERT", "a", "ITEMS", "4"]),
-        Value::Array(vec![Value::Int(1)])
+        Value::Array(vec![Value::Boolean(true)])
     );
     assert_eq!(
         run(&["CF.INSERTNX", "a", "ITEMS", "4", "6"]),
         Value::Array(vec![Value::Int(0), Value::Int(1)])
     );
     assert_eq!(run(&["CF.COUNT", "a", "4"]), Value::Int(1));
-    assert_eq!(run(&["CF.DEL", "a", "3"]), Value::Int(1));
-    assert_eq!(run(&["CF.DEL", "a", "3"]), Value::Int(0));
-    match run(&["CF.INFO", "a"]) {
-        Value::Array(items) => {
-            assert_eq!(items.len(), 16);
-            assert_eq!(items[0], Value::SimpleString("Size".into()));
-            assert_eq!(items[1], Value::Int(64));
-            assert_eq!(items[7], Value::Int(2));
-            assert_eq!(items[9], Value::Int(1));
-        }
-        other => panic!("CF.INFO: {other:?}"),
-    }
+    assert_eq!(run(&["CF.DEL", "a", "3"]), Value::Boolean(true));
+    assert_eq!(run(&["CF.DEL", "a", "3"]), Value::Boolean(false));
+    let label = |s: &str| Value::SimpleString(s.into());
+    assert_eq!(
+        run(&["CF.INFO", "a"]),
+        Value::Map(vec![
+            (label("Size"), Value::Int(64)),
+            (label("Number of buckets"), Value::Int(4)),
+            (label("Number of filters"), Value::Int(1)),
+            (label("Number of items inserted"), Value::Int(2)),
+            (label("Number of items deleted"), Value::Int(1)),
+            (label("Bucket size"), Value::Int(2)),
+            (label("Expansion rate"), Value::Int(0)),
+            (label("Max iterations"), Value::Int(20)),
+        ])
+    );
     match run(&["CF.SCANDUMP", "a", "9"]) {
         Value::Array(items) => assert_eq!(items, vec![Value::Int(0), Value::Nil]),
         other => panic!("CF.SCANDUMP: {other:?}"),

@@ -405,6 +405,44 @@ fn load_arguments_accept_both_spellings() {
     }
 }
 
+/// An unknown load argument stops the server from starting, and its log says which argument
+/// and what is accepted instead.
+#[test]
+fn an_unknown_load_argument_is_named_in_the_log() {
+    let dir = common::TempDir::new("badarg");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+        .to_string();
+    let status = std::process::Command::new(common::server_binary())
+        .args(["--port", &port, "--bind", "127.0.0.1", "--save", ""])
+        .arg("--dir")
+        .arg(&dir.0)
+        .args(["--logfile", "server.log", "--loadmodule"])
+        .arg(common::module_path())
+        .args(["EXPANSION", "4"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("run the server");
+    assert!(
+        !status.success(),
+        "the server started with an unknown load argument"
+    );
+    let log = std::fs::read_to_string(dir.0.join("server.log")).expect("server log");
+    assert!(
+        log.contains(
+            "Unrecognized option 'EXPANSION'. Load arguments: ERROR_RATE (bf-error-rate), \
+             INITIAL_SIZE (bf-initial-size), CF_MAX_EXPANSIONS (cf-max-expansions). Other settings \
+             are module configs"
+        ),
+        "{log}"
+    );
+    assert!(log.contains("bf.bf-expansion-factor"), "{log}");
+}
+
 #[test]
 fn the_memory_ceiling_refuses_oversized_filters_and_keeps_the_server_up() {
     let server = Server::start();

@@ -234,9 +234,7 @@ impl Link {
 
     /// A deep copy, or `None` if memory cannot be had.
     pub fn try_clone(&self) -> Option<Link> {
-        let mut data = Vec::new();
-        data.try_reserve_exact(self.data.len()).ok()?;
-        data.extend_from_slice(&self.data);
+        let data = super::sparse_copy(&self.data).ok()?;
         Some(Link { data, ..*self })
     }
 

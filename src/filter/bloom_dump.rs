@@ -181,7 +181,7 @@ pub fn load_chunk_into<'a>(
                 return Err(DumpError::TooBig);
             }
             let start = offset as usize;
-            array[start..start + data.len()].copy_from_slice(data);
+            super::copy_changed_pages(&mut array[start..start + data.len()], data);
             return Ok(());
         }
         offset -= size;

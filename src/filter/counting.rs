@@ -198,9 +198,7 @@ impl CountingLink {
 
     /// A copy, or `None` when the allocator refuses the counter array.
     pub fn try_clone(&self) -> Option<Self> {
-        let mut counters = Vec::new();
-        counters.try_reserve_exact(self.counters.len()).ok()?;
-        counters.extend_from_slice(&self.counters);
+        let counters = super::sparse_copy(&self.counters).ok()?;
         Some(CountingLink {
             entries: self.entries,
             error: self.error,

@@ -20,7 +20,7 @@
 use std::fmt;
 
 use super::hash::murmur64a;
-use super::zeroed_bytes;
+use super::{sparse_copy, zeroed_bytes};
 
 /// Multiplier RedisBloom uses to derive the alternate bucket from a fingerprint.
 pub const ALT_HASH_MULTIPLIER: u64 = 0x5bd1e995;
@@ -424,9 +424,7 @@ impl CuckooFilter {
         let mut filters = Vec::new();
         filters.try_reserve_exact(self.filters.len()).ok()?;
         for sub in &self.filters {
-            let mut data = Vec::new();
-            data.try_reserve_exact(sub.data.len()).ok()?;
-            data.extend_from_slice(&sub.data);
+            let data = sparse_copy(&sub.data).ok()?;
             filters.push(SubFilter {
                 buckets: sub.buckets,
                 data,
@@ -709,7 +707,7 @@ impl CuckooFilter {
         let was_full = sub.is_full();
         let range = off..off + data.len();
         let before = zero_count(&sub.data[range.clone()]);
-        sub.data[range].copy_from_slice(data);
+        super::copy_changed_pages(&mut sub.data[range], data);
         sub.free = sub.free - before + zero_count(data);
         match (was_full, sub.is_full()) {
             (false, true) => self.non_full -= 1,

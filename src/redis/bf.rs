@@ -6,7 +6,10 @@
 use super::args::{existing, find_keyword, option_letter, propagate};
 use super::config;
 use super::errors;
-use super::ffi::{tracked, Args, ArrayReply, Key, KeyState, ModuleValue};
+use super::ffi::{
+    reply_bool, reply_fields, tracked, Args, ArrayReply, Field, Key, KeyState, ModuleValue,
+    Resp2Fields,
+};
 use super::types::BLOOM_TYPE;
 use crate::filter::bloom::LinkError;
 use crate::filter::bloom_dump::{self, DumpError};
@@ -215,11 +218,12 @@ pub fn filter_or_none<F: BloomKind>(key: &Key) -> Option<&F> {
     }
 }
 
-/// One item's reply: 1 added, 0 present, or an error; `Full` also ends a multi-item command.
-fn add_reply(outcome: AddOutcome) -> Result<i64, &'static str> {
+/// One item's reply: true (RESP2: 1) added, false (0) present, or an error; `Full` also
+/// ends a multi-item command.
+fn add_reply(outcome: AddOutcome) -> Result<bool, &'static str> {
     match outcome {
-        AddOutcome::Added => Ok(1),
-        AddOutcome::Exists => Ok(0),
+        AddOutcome::Added => Ok(true),
+        AddOutcome::Exists => Ok(false),
         AddOutcome::Full => Err(errors::NONSCALING_FULL),
         AddOutcome::GrowFailed(LinkError::TooLarge) => Err(errors::TOO_LARGE),
         AddOutcome::GrowFailed(_) => Err(errors::PROBLEM_INSERTING),
@@ -234,7 +238,7 @@ fn add_items<F: BloomKind>(filter: &mut F, args: &Args, from: usize, reply: &mut
         .collect();
     filter.add_each(&pairs, max_bytes(), |outcome| {
         match add_reply(outcome) {
-            Ok(value) => reply.integer(value),
+            Ok(added) => reply.boolean(added),
             Err(text) => reply.error(text),
         }
         outcome != AddOutcome::Full
@@ -298,7 +302,7 @@ pub fn add<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
     let chain = filter_for_write::<F>(&key, Some(&NewFilter::defaults()))?;
     let outcome = tracked(chain, |c| c.add(c.hash(args.bytes(2)), max_bytes()));
     propagate(ctx, args);
-    add_reply(outcome).map(RedisValue::Integer).map_err(error)
+    reply_bool(ctx, add_reply(outcome).map_err(error)?)
 }
 
 /// BF.MADD key item [item ...]
@@ -393,7 +397,7 @@ pub fn exists<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
     }
     let key = Key::open(ctx, args, 1, false);
     let found = filter_or_none::<F>(&key).is_some_and(|f| f.contains(f.hash(args.bytes(2))));
-    Ok(RedisValue::Integer(i64::from(found)))
+    reply_bool(ctx, found)
 }
 
 /// BF.MEXISTS key item [item ...]
@@ -406,9 +410,9 @@ pub fn mexists<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
     match filter_or_none::<F>(&key) {
         Some(chain) => {
             let pairs: Vec<HashPair> = (2..args.len()).map(|i| chain.hash(args.bytes(i))).collect();
-            chain.contains_each(&pairs, |hit| reply.integer(i64::from(hit)));
+            chain.contains_each(&pairs, |hit| reply.boolean(hit));
         }
-        _ => (2..args.len()).for_each(|_| reply.integer(0)),
+        _ => (2..args.len()).for_each(|_| reply.boolean(false)),
     }
     reply.finish()
 }
@@ -433,38 +437,23 @@ pub fn info<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
     }
     let key = Key::open(ctx, args, 1, false);
     let summary = existing::<F>(&key, F::data_type())?.summary();
-    let expansion = match summary.growth {
-        Some(growth) => RedisValue::Integer(i64::from(growth)),
-        None => RedisValue::Null,
-    };
-    let fields = [
-        ("Capacity", RedisValue::Integer(summary.capacity as i64)),
-        ("Size", RedisValue::Integer(summary.size as i64)),
-        (
-            "Number of filters",
-            RedisValue::Integer(summary.filters as i64),
-        ),
-        (
-            "Number of items inserted",
-            RedisValue::Integer(summary.items as i64),
-        ),
-        ("Expansion rate", expansion),
+    let fields: [Field; 5] = [
+        ("Capacity", Some(summary.capacity as i64)),
+        ("Size", Some(summary.size as i64)),
+        ("Number of filters", Some(summary.filters as i64)),
+        ("Number of items inserted", Some(summary.items as i64)),
+        ("Expansion rate", summary.growth.map(i64::from)),
     ];
     if args.len() == 2 {
-        let mut reply = Vec::with_capacity(10);
-        for (label, value) in fields {
-            reply.push(RedisValue::SimpleStringStatic(label));
-            reply.push(value);
-        }
-        return Ok(RedisValue::Array(reply));
+        return reply_fields(ctx, &fields, Resp2Fields::Labelled);
     }
     let wanted = args.bytes(2).to_ascii_lowercase();
     let index = ["capacity", "size", "filters", "items", "expansion"]
         .iter()
         .position(|name| name.as_bytes() == wanted.as_slice())
         .ok_or(error(errors::INVALID_INFO_VALUE))?;
-    let value = fields.into_iter().nth(index).map(|(_, v)| v);
-    Ok(RedisValue::Array(value.into_iter().collect()))
+    // RESP2: `[value]`; RESP3: a one-entry map keyed by the field's label (as 2.6).
+    reply_fields(ctx, &fields[index..=index], Resp2Fields::ValuesOnly)
 }
 
 /// BF.DEBUG key — the chain size, then one line per link.

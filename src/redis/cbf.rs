@@ -4,7 +4,7 @@
 
 use super::args::{existing, propagate};
 use super::bf::{filter_or_none, BloomKind, Summary};
-use super::ffi::{tracked, Args, Key};
+use super::ffi::{reply_bool, tracked, Args, Key};
 use super::types::COUNTING_TYPE;
 use crate::filter::bloom::LinkError;
 use crate::filter::bloom_dump::DumpError;
@@ -94,7 +94,7 @@ pub fn count(ctx: &Context, args: &Args) -> RedisResult {
     Ok(RedisValue::Integer(n as i64))
 }
 
-/// CBF.DEL key item — 1 if one copy was removed, 0 if not (absent, or positive in several
+/// CBF.DEL key item — true (RESP2: 1) if one copy was removed, false (0) if not (absent, or positive in several
 /// links). Missing key → `ERR not found`, other type → WRONGTYPE. Replicated whenever the
 /// key is a counting filter.
 pub fn del(ctx: &Context, args: &Args) -> RedisResult {
@@ -105,5 +105,5 @@ pub fn del(ctx: &Context, args: &Args) -> RedisResult {
     let chain = existing::<CountingChain>(&key, &COUNTING_TYPE)?;
     let deleted = tracked(chain, |c| c.delete(c.hash(args.bytes(2))));
     propagate(ctx, args);
-    Ok(RedisValue::Integer(i64::from(deleted)))
+    reply_bool(ctx, deleted)
 }

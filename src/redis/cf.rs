@@ -4,7 +4,10 @@
 use super::args::{existing, find_keyword, option_letter, propagate};
 use super::config;
 use super::errors;
-use super::ffi::{reply_integers, tracked, Args, Key, KeyState};
+use super::ffi::{
+    reply_bool, reply_bools, reply_fields, tracked, Args, ArrayReply, Field, Key, KeyState,
+    Resp2Fields,
+};
 use super::types::CUCKOO_TYPE;
 use crate::filter::cuckoo::{
     CuckooError, CuckooFilter, CuckooHash, CuckooParams, MAX_BUCKET_SIZE, MAX_EXPANSION,
@@ -141,6 +144,10 @@ fn insert_one(filter: &mut CuckooFilter, item: &[u8], nx: bool) -> Result<bool, 
     }
 }
 
+/// CF.INSERT/CF.INSERTNX's element for an item that found no space (RESP2; CF.INSERTNX in
+/// RESP3 too).
+const NO_SPACE: i64 = -1;
+
 /// Whether the command name ends in NX (CF.ADDNX, CF.INSERTNX), as RedisBloom decides it.
 fn is_nx(args: &Args) -> bool {
     args.bytes(0)
@@ -157,7 +164,7 @@ pub fn add(ctx: &Context, args: &Args) -> RedisResult {
     let filter = filter_for_write(&key, Some(config::CF_INITIAL_SIZE.get()))?;
     check_expansions(filter)?;
     let reply = match tracked(filter, |f| insert_one(f, args.bytes(2), is_nx(args))) {
-        Ok(inserted) => Ok(RedisValue::Integer(i64::from(inserted))),
+        Ok(inserted) => Ok(inserted),
         // Nothing changed: the kick-out was undone and the filter does not grow.
         Err(CuckooError::NoSpace) => return Err(error(errors::FILTER_FULL)),
         Err(CuckooError::TooLarge) => Err(error(errors::TOO_LARGE)),
@@ -165,7 +172,7 @@ pub fn add(ctx: &Context, args: &Args) -> RedisResult {
     };
     // Growth may have happened before a later step failed: the replica must do the same.
     propagate(ctx, args);
-    reply
+    reply_bool(ctx, reply?)
 }
 
 /// CF.INSERT / CF.INSERTNX key [CAPACITY cap] [NOCREATE] ITEMS item [item ...]
@@ -209,16 +216,23 @@ pub fn insert(ctx: &Context, args: &Args) -> RedisResult {
     let filter = filter_for_write(&key, (!nocreate).then_some(capacity))?;
     check_expansions(filter)?;
     let nx = is_nx(args);
-    let replies = tracked(filter, |f| {
+    let outcomes = tracked(filter, |f| {
         (items_at..args.len())
-            .map(|i| match insert_one(f, args.bytes(i), nx) {
-                Ok(inserted) => i64::from(inserted),
-                Err(_) => -1,
-            })
-            .collect::<Vec<i64>>()
+            .map(|i| insert_one(f, args.bytes(i), nx).ok())
+            .collect::<Vec<Option<bool>>>()
     });
     propagate(ctx, args);
-    reply_integers(ctx, replies.into_iter())
+    // CF.INSERTNX keeps integers in RESP3 too (1 inserted, 0 present, -1 no space), as
+    // 2.6 does; CF.INSERT's elements are booleans there (no space → false).
+    let mut reply = ArrayReply::with_len(ctx, outcomes.len());
+    for outcome in outcomes {
+        match outcome {
+            _ if !nx => reply.boolean_or(outcome, NO_SPACE),
+            Some(inserted) => reply.integer(i64::from(inserted)),
+            None => reply.integer(NO_SPACE),
+        }
+    }
+    reply.finish()
 }
 
 /// The filter of a read-only command, or `None` for a missing key or another type
@@ -237,7 +251,7 @@ pub fn exists(ctx: &Context, args: &Args) -> RedisResult {
     }
     let key = Key::open(ctx, args, 1, false);
     let found = filter_or_none(&key).is_some_and(|f| f.contains(&CuckooHash::new(args.bytes(2))));
-    Ok(RedisValue::Integer(i64::from(found)))
+    reply_bool(ctx, found)
 }
 
 /// CF.MEXISTS key item [item ...]
@@ -247,11 +261,10 @@ pub fn mexists(ctx: &Context, args: &Args) -> RedisResult {
     }
     let key = Key::open(ctx, args, 1, false);
     let filter = filter_or_none(&key);
-    reply_integers(
+    reply_bools(
         ctx,
-        (2..args.len()).map(|i| {
-            i64::from(filter.is_some_and(|f| f.contains(&CuckooHash::new(args.bytes(i)))))
-        }),
+        (2..args.len())
+            .map(|i| filter.is_some_and(|f| f.contains(&CuckooHash::new(args.bytes(i))))),
     )
 }
 
@@ -276,7 +289,7 @@ pub fn del(ctx: &Context, args: &Args) -> RedisResult {
     };
     propagate(ctx, args);
     let deleted = tracked(filter, |f| f.delete(&CuckooHash::new(args.bytes(2))));
-    Ok(RedisValue::Integer(i64::from(deleted)))
+    reply_bool(ctx, deleted)
 }
 
 /// CF.COMPACT key
@@ -300,22 +313,17 @@ pub fn info(ctx: &Context, args: &Args) -> RedisResult {
     }
     let key = Key::open(ctx, args, 1, false);
     let filter = existing::<CuckooFilter>(&key, &CUCKOO_TYPE)?;
-    let fields = [
-        ("Size", filter.mem_usage() as i64),
-        ("Number of buckets", filter.num_buckets() as i64),
-        ("Number of filters", filter.num_filters() as i64),
-        ("Number of items inserted", filter.num_items() as i64),
-        ("Number of items deleted", filter.num_deletes() as i64),
-        ("Bucket size", i64::from(filter.bucket_size())),
-        ("Expansion rate", i64::from(filter.expansion())),
-        ("Max iterations", i64::from(filter.max_iterations())),
+    let fields: [Field; 8] = [
+        ("Size", Some(filter.mem_usage() as i64)),
+        ("Number of buckets", Some(filter.num_buckets() as i64)),
+        ("Number of filters", Some(filter.num_filters() as i64)),
+        ("Number of items inserted", Some(filter.num_items() as i64)),
+        ("Number of items deleted", Some(filter.num_deletes() as i64)),
+        ("Bucket size", Some(i64::from(filter.bucket_size()))),
+        ("Expansion rate", Some(i64::from(filter.expansion()))),
+        ("Max iterations", Some(i64::from(filter.max_iterations()))),
     ];
-    let mut reply = Vec::with_capacity(16);
-    for (label, value) in fields {
-        reply.push(RedisValue::SimpleStringStatic(label));
-        reply.push(RedisValue::Integer(value));
-    }
-    Ok(RedisValue::Array(reply))
+    reply_fields(ctx, &fields, Resp2Fields::Labelled)
 }
 
 /// CF.DEBUG key

@@ -128,6 +128,25 @@ pub fn register(ctx: &Context) {
     super::ffi::load_configs(ctx);
 }
 
+/// The load-time arguments, in RedisBloom 2.4.20's spelling and HEAD's.
+const LOAD_ARGS: &str =
+    "ERROR_RATE (bf-error-rate), INITIAL_SIZE (bf-initial-size), CF_MAX_EXPANSIONS (cf-max-expansions)";
+
+/// Why the module refuses to load: the unknown argument by name, what is accepted, and where
+/// the other settings live (a bare "Unrecognized option" left users guessing).
+fn unrecognized_load_arg(name: &[u8]) -> String {
+    let configs: Vec<String> = numeric_configs()
+        .iter()
+        .map(|(name, ..)| format!("bf.{name}"))
+        .collect();
+    format!(
+        "Unrecognized option '{}'. Load arguments: {LOAD_ARGS}. Other settings are module \
+         configs, set as `<name> <value>` lines in redis.conf or with CONFIG SET: bf.bf-error-rate, {}",
+        String::from_utf8_lossy(name),
+        configs.join(", ")
+    )
+}
+
 /// Applies load-time arguments: name/value pairs, each name in RedisBloom 2.4.20's spelling
 /// or HEAD's. A single empty argument means none.
 pub fn apply_load_args(args: &[Vec<u8>]) -> Result<(), String> {
@@ -171,7 +190,7 @@ pub fn apply_load_args(args: &[Vec<u8>]) -> Result<(), String> {
                 }
                 CF_MAX_EXPANSIONS.set(max as u64);
             }
-            _ => return Err("Unrecognized option".to_string()),
+            _ => return Err(unrecognized_load_arg(&pair[0])),
         }
     }
     Ok(())
@@ -184,5 +203,13 @@ mod tests {
     #[test]
     fn default_error_rate_is_one_percent() {
         assert_eq!(BF_ERROR_RATE.get_f64(), 0.01);
+    }
+
+    #[test]
+    fn an_unknown_load_argument_is_named_with_what_is_accepted() {
+        let message = apply_load_args(&[b"EXPANSION".to_vec(), b"4".to_vec()]).unwrap_err();
+        assert!(message.starts_with("Unrecognized option 'EXPANSION'. Load arguments: ERROR_RATE (bf-error-rate), INITIAL_SIZE (bf-initial-size), CF_MAX_EXPANSIONS (cf-max-expansions)."), "{message}");
+        assert!(message.contains("bf.bf-expansion-factor"), "{message}");
+        assert!(message.contains("bf.max-filter-bytes"), "{message}");
     }
 }

@@ -108,6 +108,10 @@ pub fn info(ctx: &redis_module::InfoContext) {
                 super::config::MAX_FILTER_BYTES.get() as i64,
             )?
             .build_section()?
+            // MODULE LIST shows the RedisBloom version redbloom answers like; its own is here.
+            .add_section("version")
+            .field("redbloom_version", crate::REDBLOOM_VERSION)?
+            .build_section()?
             .build_info()?;
         Ok(())
     };

@@ -1,6 +1,6 @@
 //! Integration-test harness: a real redis-server (or valkey-server) per test on a free
-//! loopback port, with the freshly built module loaded; a raw RESP2 connection that
-//! returns replies byte for byte; and the `redis` crate client.
+//! loopback port, with the freshly built module loaded; a raw RESP2 (or, after HELLO 3,
+//! RESP3) connection that returns replies byte for byte; and the `redis` crate client.
 #![allow(dead_code)]
 
 pub mod bf;
@@ -308,6 +308,11 @@ impl Server {
         RawConnection::connect(self.port).expect("connect")
     }
 
+    /// A raw connection that said `HELLO 3`: replies come in RESP3 types.
+    pub fn raw3(&self) -> RawConnection {
+        RawConnection::connect_resp3(self.port).expect("connect")
+    }
+
     pub fn client(&self) -> redis::Connection {
         redis::Client::open(format!("redis://127.0.0.1:{}/", self.port))
             .expect("client")
@@ -525,6 +530,24 @@ impl RawConnection {
             writer: stream,
             last_raw: Vec::new(),
         })
+    }
+
+    /// A connection switched to RESP3 with `HELLO 3` (its reply, a map, is read and dropped).
+    pub fn connect_resp3(port: u16) -> std::io::Result<RawConnection> {
+        let mut conn = RawConnection::connect(port)?;
+        conn.call(&["HELLO", "3"]);
+        assert!(
+            conn.last_raw.starts_with(b"%"),
+            "HELLO 3 did not answer with a map: {:?}",
+            String::from_utf8_lossy(&conn.last_raw)
+        );
+        Ok(conn)
+    }
+
+    /// Sends a command; returns its reply's bytes exactly as received.
+    pub fn call_raw<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Vec<u8> {
+        self.call(args);
+        self.last_raw.clone()
     }
 
     pub fn encode<A: AsRef<[u8]>>(args: &[A]) -> Vec<u8> {

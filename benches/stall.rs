@@ -1,0 +1,443 @@
+//! Stall benchmark (issue 16): how long creating or growing a large filter holds the
+//! server's main thread, and the longest PING another client waits meanwhile.
+//!
+//! Each measurement runs on a fresh redis-server (so every large allocation meets a fresh
+//! heap, as the first reservation on a server does) with the release module, or with
+//! `REFERENCE_MODULE` (a RedisBloom build) side by side for the BF and CF workloads:
+//! - `BF.RESERVE` / `CF.RESERVE` / `CBF.RESERVE` of about 1 GiB;
+//! - a scale step from a 512 MiB link: a filter whose one link is full (its SCANDUMP
+//!   header, with the item counts set to the capacity, loaded by BF.LOADCHUNK), then the
+//!   BF.ADD that adds the next, twice as large, link.
+//!
+//! Per workload: the main thread's CPU time for the command (scheduler account,
+//! /proc/<pid>/task/<pid>/schedstat), in a pass without other clients; and, in a second
+//! pass, the longest round trip of a PING loop on a second connection while the command
+//! runs. The median of `STALL_ROUNDS` (default 3) rounds is reported, with the server's RSS
+//! growth.
+//!
+//! `make bench-stall` (or `cargo bench --bench stall`). `REDBLOOM_MODULE` overrides the
+//! module under test, `REDBLOOM_SERVER` the server binary.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+const GIB: f64 = (1u64 << 30) as f64;
+const MIB: f64 = (1u64 << 20) as f64;
+
+// ---------------------------------------------------------------------------------------
+// A minimal RESP2 client
+
+#[derive(Debug)]
+enum Value {
+    Status,
+    Error(String),
+    Int,
+    Bulk(Option<Vec<u8>>),
+    Array(Vec<Value>),
+}
+
+struct Conn {
+    reader: BufReader<TcpStream>,
+    writer: TcpStream,
+}
+
+impl Conn {
+    fn open(port: u16) -> std::io::Result<Conn> {
+        let stream = TcpStream::connect(("127.0.0.1", port))?;
+        stream.set_nodelay(true)?;
+        Ok(Conn {
+            reader: BufReader::new(stream.try_clone()?),
+            writer: stream,
+        })
+    }
+
+    fn call(&mut self, args: &[&[u8]]) -> Value {
+        let mut out = format!("*{}\r\n", args.len()).into_bytes();
+        for arg in args {
+            out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
+            out.extend_from_slice(arg);
+            out.extend_from_slice(b"\r\n");
+        }
+        self.writer.write_all(&out).expect("send");
+        self.read()
+    }
+
+    /// A command given as one space-separated line.
+    fn line(&mut self, line: &str) -> Value {
+        let args: Vec<&[u8]> = line.split(' ').map(str::as_bytes).collect();
+        self.call(&args)
+    }
+
+    /// Like [`Conn::line`], failing on an error reply.
+    fn ok(&mut self, line: &str) -> Value {
+        match self.line(line) {
+            Value::Error(e) => panic!("{line}: {e}"),
+            value => value,
+        }
+    }
+
+    fn read(&mut self) -> Value {
+        let mut line = String::new();
+        self.reader.read_line(&mut line).expect("read");
+        let line = line.trim_end_matches("\r\n");
+        let (kind, rest) = line.split_at(1);
+        match kind {
+            "+" => Value::Status,
+            "-" => Value::Error(rest.to_string()),
+            ":" => Value::Int,
+            "$" => {
+                let len: i64 = rest.parse().expect("length");
+                if len < 0 {
+                    return Value::Bulk(None);
+                }
+                let mut data = vec![0; len as usize + 2];
+                self.reader.read_exact(&mut data).expect("bulk");
+                data.truncate(len as usize);
+                Value::Bulk(Some(data))
+            }
+            "*" => {
+                let len: i64 = rest.parse().expect("length");
+                Value::Array((0..len.max(0)).map(|_| self.read()).collect())
+            }
+            _ => panic!("unexpected reply line {line:?}"),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// A server of its own per measurement
+
+struct Server {
+    child: Child,
+    port: u16,
+    dir: PathBuf,
+}
+
+impl Server {
+    fn start(module: &str) -> Server {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let dir =
+            std::env::temp_dir().join(format!("redbloom-stall-{}-{port}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("server dir");
+        let binary = std::env::var("REDBLOOM_SERVER").unwrap_or_else(|_| "redis-server".into());
+        let port_arg = port.to_string();
+        let dir_arg = dir.display().to_string();
+        let child = Command::new(binary)
+            .args([
+                "--port",
+                &port_arg,
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                &dir_arg,
+            ])
+            .args([
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--logfile",
+                "server.log",
+            ])
+            .args(["--loadmodule", module])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start the server");
+        let server = Server { child, port, dir };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !matches!(
+            Conn::open(port).map(|mut c| c.line("PING")),
+            Ok(Value::Status)
+        ) {
+            assert!(
+                Instant::now() < deadline,
+                "the server on {port} did not start"
+            );
+            thread::sleep(Duration::from_millis(10));
+        }
+        server
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    fn conn(&self) -> Conn {
+        Conn::open(self.port).expect("connect")
+    }
+
+    /// The main thread's time on a CPU so far, in nanoseconds.
+    fn main_thread_ns(&self) -> u64 {
+        let pid = self.pid();
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/schedstat"))
+            .expect("schedstat");
+        stat.split(' ').next().unwrap().parse().expect("run time")
+    }
+
+    fn rss_bytes(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap();
+        let kb = status
+            .lines()
+            .find_map(|line| line.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().strip_suffix("kB"))
+            .expect("VmRSS");
+        kb.trim().parse::<u64>().unwrap() * 1024
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Workloads
+
+struct Workload {
+    name: &'static str,
+    /// Whether RedisBloom has the command (not CBF.*).
+    in_redisbloom: bool,
+    /// Untimed set-up commands.
+    setup: fn(&mut Conn),
+    /// The timed command.
+    command: &'static str,
+}
+
+/// INFO memory's used_memory: what the allocator handed out, resident or not.
+fn used_memory(conn: &mut Conn) -> u64 {
+    let Value::Bulk(Some(info)) = conn.ok("INFO memory") else {
+        panic!("INFO reply");
+    };
+    let info = String::from_utf8_lossy(&info).to_string();
+    info.lines()
+        .find_map(|line| line.strip_prefix("used_memory:"))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("used_memory")
+}
+
+/// A Bloom filter `full` with one link of ~512 MiB that holds its capacity: the next
+/// BF.ADD adds a link. Made from a reserved filter's SCANDUMP header (COMPAT §7.1) with
+/// the chain's and the link's item counts set to the capacity.
+fn full_512_mib_link(conn: &mut Conn) {
+    const CAPACITY: u64 = 390_000_000;
+    conn.ok(&format!("BF.RESERVE src 0.01 {CAPACITY}"));
+    let Value::Array(reply) = conn.ok("BF.SCANDUMP src 0") else {
+        panic!("BF.SCANDUMP reply");
+    };
+    let Value::Bulk(Some(mut header)) = reply.into_iter().nth(1).expect("header") else {
+        panic!("BF.SCANDUMP header");
+    };
+    // Chain: items u64, links u32, options u32, growth u32; then the link: bytes u64,
+    // bits u64, items u64, ...
+    let chain_items = 0..8;
+    let link_items = 20 + 16..20 + 24;
+    header[chain_items].copy_from_slice(&CAPACITY.to_le_bytes());
+    header[link_items].copy_from_slice(&CAPACITY.to_le_bytes());
+    let reply = conn.call(&[b"BF.LOADCHUNK", b"full", b"1", &header]);
+    assert!(matches!(reply, Value::Status), "BF.LOADCHUNK: {reply:?}");
+    conn.ok("DEL src");
+}
+
+fn workloads() -> Vec<Workload> {
+    vec![
+        Workload {
+            name: "BF.RESERVE 0.01 800M (1.03 GiB)",
+            in_redisbloom: true,
+            setup: |_| {},
+            command: "BF.RESERVE big 0.01 800000000",
+        },
+        Workload {
+            name: "CF.RESERVE 1G (1 GiB)",
+            in_redisbloom: true,
+            setup: |_| {},
+            command: "CF.RESERVE big 1000000000",
+        },
+        Workload {
+            name: "CBF.RESERVE 0.01 200M (1.03 GiB)",
+            in_redisbloom: false,
+            setup: |_| {},
+            command: "CBF.RESERVE big 0.01 200000000",
+        },
+        Workload {
+            name: "BF scale step from a 512 MiB link",
+            in_redisbloom: true,
+            setup: full_512_mib_link,
+            command: "BF.ADD full x",
+        },
+    ]
+}
+
+struct Sample {
+    main_thread: Duration,
+    wall: Duration,
+    longest_ping: Duration,
+    /// The PING loop's median: this machine's noise floor.
+    median_ping: Duration,
+    rss_growth: u64,
+    allocated: u64,
+}
+
+/// One round of `workload` on `module`: a pass for the main thread's time and the RSS,
+/// another with a PING loop for the stall.
+fn measure(module: &str, workload: &Workload) -> Sample {
+    let (main_thread, wall, rss_growth, allocated) = {
+        let server = Server::start(module);
+        let mut conn = server.conn();
+        (workload.setup)(&mut conn);
+        let used_before = used_memory(&mut conn);
+        let rss_before = server.rss_bytes();
+        let cpu_before = server.main_thread_ns();
+        let start = Instant::now();
+        let reply = conn.line(workload.command);
+        let wall = start.elapsed();
+        let cpu = server.main_thread_ns() - cpu_before;
+        assert!(
+            !matches!(reply, Value::Error(_)),
+            "{}: {reply:?}",
+            workload.command
+        );
+        let rss_growth = server.rss_bytes().saturating_sub(rss_before);
+        let allocated = used_memory(&mut conn).saturating_sub(used_before);
+        (Duration::from_nanos(cpu), wall, rss_growth, allocated)
+    };
+    let (longest_ping, median_ping) = {
+        let server = Server::start(module);
+        let mut conn = server.conn();
+        (workload.setup)(&mut conn);
+        let stop = Arc::new(AtomicBool::new(false));
+        let pinger = {
+            let mut pings = server.conn();
+            let stop = Arc::clone(&stop);
+            thread::spawn(move || {
+                let mut times = Vec::new();
+                while !stop.load(Ordering::Relaxed) {
+                    let start = Instant::now();
+                    pings.line("PING");
+                    times.push(start.elapsed());
+                }
+                times
+            })
+        };
+        // Let the PING loop run before and after the command, so the command falls inside.
+        thread::sleep(Duration::from_millis(20));
+        conn.line(workload.command);
+        thread::sleep(Duration::from_millis(20));
+        stop.store(true, Ordering::Relaxed);
+        let mut times = pinger.join().expect("the PING loop");
+        times.sort();
+        (times[times.len() - 1], times[times.len() / 2])
+    };
+    Sample {
+        main_thread,
+        wall,
+        longest_ping,
+        median_ping,
+        rss_growth,
+        allocated,
+    }
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(|a, b| a.total_cmp(b));
+    values[values.len() / 2]
+}
+
+struct Summary {
+    main_thread_ms: f64,
+    ms_per_gib: f64,
+    wall_ms: f64,
+    longest_ping_ms: f64,
+    median_ping_ms: f64,
+    rss_growth_mib: f64,
+    allocated_gib: f64,
+}
+
+fn run(module: &str, workload: &Workload, rounds: usize) -> Summary {
+    let samples: Vec<Sample> = (0..rounds).map(|_| measure(module, workload)).collect();
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let allocated_gib = samples[0].allocated as f64 / GIB;
+    let main_thread_ms = median(samples.iter().map(|s| ms(s.main_thread)).collect());
+    Summary {
+        main_thread_ms,
+        ms_per_gib: main_thread_ms / allocated_gib,
+        wall_ms: median(samples.iter().map(|s| ms(s.wall)).collect()),
+        longest_ping_ms: median(samples.iter().map(|s| ms(s.longest_ping)).collect()),
+        median_ping_ms: median(samples.iter().map(|s| ms(s.median_ping)).collect()),
+        rss_growth_mib: median(samples.iter().map(|s| s.rss_growth as f64 / MIB).collect()),
+        allocated_gib,
+    }
+}
+
+fn print_row(module: &str, s: &Summary) {
+    println!(
+        "  {module:<10} main thread {:>9.3} ms = {:>8.3} ms/GiB  wall {:>9.3} ms  \
+         longest PING {:>9.3} ms (median {:.3})  used_memory +{:.2} GiB  RSS +{:.1} MiB",
+        s.main_thread_ms,
+        s.ms_per_gib,
+        s.wall_ms,
+        s.longest_ping_ms,
+        s.median_ping_ms,
+        s.allocated_gib,
+        s.rss_growth_mib
+    );
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; `cargo test --all-targets` runs this binary without
+    // it, and then only checks that it builds.
+    if !std::env::args().any(|a| a == "--bench") {
+        println!("stall benchmark: run it with `make bench-stall` (cargo bench --bench stall)");
+        return;
+    }
+    let rounds: usize = std::env::var("STALL_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3)
+        .max(1);
+    let module = std::env::var("REDBLOOM_MODULE").unwrap_or_else(|_| {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/target/release/libredbloom.so");
+        assert!(
+            std::path::Path::new(path).exists(),
+            "{path} is missing: `cargo build --release` first (make bench-stall does)"
+        );
+        path.to_string()
+    });
+    let reference = std::env::var("REFERENCE_MODULE")
+        .ok()
+        .filter(|p| !p.is_empty());
+    println!("module under test: {module}");
+    match &reference {
+        Some(path) => println!("reference module:  {path}"),
+        None => println!("no REFERENCE_MODULE: redbloom alone"),
+    }
+    println!("median of {rounds} rounds, a fresh server for each measurement\n");
+    for workload in workloads() {
+        println!("{}  ({})", workload.name, workload.command);
+        let ours = run(&module, &workload, rounds);
+        print_row("redbloom", &ours);
+        if let (Some(path), true) = (&reference, workload.in_redisbloom) {
+            let theirs = run(path, &workload, rounds);
+            print_row("reference", &theirs);
+            println!(
+                "  ratio redbloom / reference: main thread {:.2}×, longest PING {:.2}×",
+                ours.main_thread_ms / theirs.main_thread_ms,
+                ours.longest_ping_ms / theirs.longest_ping_ms
+            );
+        }
+        println!();
+    }
+}
