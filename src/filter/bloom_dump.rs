@@ -372,6 +372,34 @@ mod tests {
         assert_ne!(chain, before);
     }
 
+    /// Chunks are at most RedisBloom's 16 MiB, never span arrays, and load back where
+    /// SCANDUMP said; a chunk one byte too long for its array is `TooBig`.
+    #[test]
+    fn chunks_of_large_arrays_are_16_mib_pieces() {
+        let m: i64 = 16 << 20;
+        let big = vec![1u8; (m + 5) as usize];
+        let small = vec![2u8; 3];
+        let arrays = || [big.as_slice(), small.as_slice()].into_iter();
+        let lens = |iter| chunk_of(arrays(), iter).map(|(next, d)| (next, d.len()));
+        assert_eq!(lens(1), Some((1 + m, m as usize)));
+        assert_eq!(lens(1 + m), Some((1 + m + 5, 5)));
+        assert_eq!(lens(1 + m + 5), Some((1 + m + 8, 3)));
+        assert_eq!(lens(1 + m + 8), None);
+        assert_eq!(lens(3), Some((3 + m, m as usize)));
+        assert_eq!(lens(m), Some((m + 6, 6)));
+        let mut a = vec![0u8; (m + 5) as usize];
+        let mut b = vec![0u8; 3];
+        let mut load = |iter, data: &[u8]| {
+            load_chunk_into([a.as_mut_slice(), b.as_mut_slice()].into_iter(), iter, data)
+        };
+        assert_eq!(load(1 + m, &big[..m as usize]), Ok(()));
+        assert_eq!(load(1 + m + 5, &[1; 5]), Ok(()));
+        assert_eq!(load(1 + m + 8, &[2; 3]), Ok(()));
+        assert_eq!(load(1 + m + 6, &[9; 6]), Err(DumpError::TooBig));
+        assert_eq!(load(1 + m + 9, &[9; 1]), Err(DumpError::NoLink));
+        assert_eq!((a, b), (big, small));
+    }
+
     proptest! {
         #[test]
         fn dump_then_load_is_identity(
