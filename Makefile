@@ -58,7 +58,8 @@ fmt:
 bench:
 	$(CARGO) bench --bench core
 
-## The end-to-end benchmark against redis-server (results: docs/benchmarks.md).
+## The end-to-end benchmark against redis-server (results: docs/benchmarks.md);
+## REFERENCE_MODULE=/path/to/redisbloom.so runs every workload side by side with that module.
 bench-e2e: build
 	$(CARGO) bench --bench e2e
 

@@ -3,15 +3,24 @@
 //! main thread is the bottleneck). For each workload it reports throughput and the server
 //! main thread's CPU time per item (from /proc), as a ratio to GETBIT or SETBIT measured in
 //! the same run — this machine is shared and noisy, so only same-run ratios mean anything.
-//! The median of interleaved rounds is reported.
 //!
-//! `make bench-e2e` (or `cargo bench --bench e2e`); `E2E_ROUNDS` (default 3) and
-//! `E2E_SCALE` (default 1.0; multiplies every operation count) tune the run.
+//! With `REFERENCE_MODULE=/path/to/redisbloom.so` a second server with that module runs
+//! beside the first; every round runs each workload on both servers back to back (the
+//! order alternating), and the report adds, per workload, the median of the per-round
+//! ratios redbloom ÷ reference and their spread (min and max). The server is pinned to one
+//! core and the client to another (`taskset`) when the machine has two; `E2E_PIN=0` turns
+//! that off.
+//!
+//! `make bench-e2e` (or `cargo bench --bench e2e`); `E2E_ROUNDS` (default 5), `E2E_SCALE`
+//! (default 1.0; multiplies every operation count) and `E2E_ONLY` (comma-separated
+//! substrings of workload names; only the filters those need are set up) tune the run.
+//! Workloads and filters are two tables in `main`: a new comparison (e.g. a layout option
+//! against the classic one) is a filter line plus workload lines naming their baseline.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-use common::{RawConnection, Reply, Server};
+use common::{RawConnection, Reply};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::time::Instant;
@@ -200,19 +209,179 @@ fn fill(conn: &mut RawConnection, command: &str, key: &str, prefix: &[u8], count
     }
 }
 
+/// A filter the workloads use, created and pre-filled on every server before the rounds.
+struct Filter {
+    key: &'static str,
+    /// The command line creating it.
+    create: &'static str,
+    /// How it is pre-filled (`BF.MADD`, `CF.INSERT`, ...) with items `fill:0..`, how many,
+    /// and whether `E2E_SCALE` scales that count.
+    fill_command: &'static str,
+    fill: u64,
+    fill_scales: bool,
+    /// The command whose reply gives the item count for the memory table: an INFO reply
+    /// (the count is its 8th element) or an integer reply; `None`: not reported.
+    count: Option<&'static str>,
+    /// Whether the reference module has this type and these options.
+    on_reference: bool,
+}
+
+struct Workload {
+    name: &'static str,
+    /// The filter it needs (set up only when a selected workload uses it).
+    filter: Option<&'static str>,
+    /// Another workload on the same server its CPU per item is compared with, and the
+    /// target ratio where one is set.
+    baseline: Option<(&'static str, Option<f64>)>,
+    /// The target of redbloom ÷ reference (median of per-round ratios), where set.
+    reference_target: Option<f64>,
+    on_reference: bool,
+    /// A key and the command creating it, run (untimed) before the workload when the key is
+    /// missing; `{r}` in either stands for the round.
+    prepare: Option<(&'static str, &'static str)>,
+    ops: u64,
+    items_per_op: u64,
+    /// The command generator of round `r`.
+    make: Box<dyn Fn(u64) -> Generator<'static>>,
+}
+
+/// A redis-server with one module on a free loopback port, in its own directory, killed
+/// and removed on drop.
+struct BenchServer {
+    child: std::process::Child,
+    port: u16,
+    dir: std::path::PathBuf,
+}
+
+impl BenchServer {
+    fn start(module: &std::path::Path, cpu: Option<usize>) -> BenchServer {
+        let port = std::net::TcpListener::bind(("127.0.0.1", 0))
+            .and_then(|l| l.local_addr())
+            .expect("free port")
+            .port();
+        let dir = std::env::temp_dir().join(format!("redbloom-e2e-{}-{port}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("server dir");
+        let mut command = match cpu {
+            // taskset execs the server: the child's pid is the server's.
+            Some(cpu) => {
+                let mut c = std::process::Command::new("taskset");
+                c.arg("-c")
+                    .arg(cpu.to_string())
+                    .arg(common::server_binary());
+                c
+            }
+            None => std::process::Command::new(common::server_binary()),
+        };
+        let child = command
+            .args([
+                "--port",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+            ])
+            .args(["--appendonly", "no", "--logfile", "server.log", "--dir"])
+            .arg(&dir)
+            .arg("--loadmodule")
+            .arg(module)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start the server");
+        let mut server = BenchServer { child, port, dir };
+        let deadline = Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            if let Some(status) = server.child.try_wait().unwrap() {
+                panic!("server exited ({status}): {}", server.log());
+            }
+            if let Ok(mut conn) = RawConnection::connect(port) {
+                if conn.call(&["PING"]) == Reply::Simple("PONG".into()) {
+                    return server;
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "server did not start: {}",
+                server.log()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for BenchServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A server under test with its load generator's connections.
+struct Target {
+    name: String,
+    server: BenchServer,
+    conn: RawConnection,
+    load: Load,
+}
+
+impl Target {
+    fn start(name: &str, module: &std::path::Path, cpu: Option<usize>) -> Target {
+        let server = BenchServer::start(module, cpu);
+        let conn = RawConnection::connect(server.port).expect("connect");
+        let load = Load::connect(server.port);
+        println!(
+            "{name}: {} (pid {}, port {})",
+            module.display(),
+            server.pid(),
+            server.port
+        );
+        Target {
+            name: name.to_string(),
+            server,
+            conn,
+            load,
+        }
+    }
+}
+
+/// `template` with `{r}` replaced by the round, as a key that lives for the whole run.
+fn round_key(template: &'static str, round: u64) -> &'static [u8] {
+    if !template.contains("{r}") {
+        return template.as_bytes();
+    }
+    let key = template.replace("{r}", &round.to_string());
+    Box::leak(key.into_bytes().into_boxed_slice())
+}
+
+fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     v[v.len() / 2]
 }
 
-struct Workload {
-    name: &'static str,
-    baseline: Option<&'static str>,
-    /// The target ratio of CPU per item to the baseline's, where the issue sets one.
-    target: Option<f64>,
-    ops: u64,
-    items_per_op: u64,
-    make: Box<dyn Fn(u64) -> Generator<'static>>,
+fn holds(value: f64, target: Option<f64>) -> &'static str {
+    match target {
+        Some(t) if value <= t => "yes",
+        Some(_) => "no",
+        None => "",
+    }
 }
 
 fn main() {
@@ -222,289 +391,555 @@ fn main() {
         println!("e2e benchmark: run it with `make bench-e2e` (cargo bench --bench e2e)");
         return;
     }
-    let rounds: usize = std::env::var("E2E_ROUNDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(3);
-    let scale: f64 = std::env::var("E2E_SCALE")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1.0);
+    let rounds: usize = env_or("E2E_ROUNDS", 5);
+    let scale: f64 = env_or("E2E_SCALE", 1.0);
     let scaled = |n: u64| ((n as f64 * scale) as u64).max(1000);
-    let server = Server::start();
-    let pid = server.pid();
-    let mut conn = server.raw();
-    // The 100M filter is pre-filled to half. The 10M ones to a quarter: the add workloads
-    // of all rounds then stay within capacity (no scale-out mid-run), and the Cuckoo filter
-    // stays below the load (~31 % with 8-bit fingerprints and 2^23 buckets) where its
-    // kick-outs start failing and it grows.
-    println!("setting up filters (pre-filling the 100M filter to half, 10M ones to a quarter) ...");
-    let setup = Instant::now();
-    for line in [
-        "SETBIT bits 100000000 0",
-        "BF.RESERVE bf10m 0.01 10000000",
-        "BF.RESERVE bf100m 0.01 100000000",
-        "CF.RESERVE cf10m 10000000",
-        "CBF.RESERVE cbf10m 0.01 10000000",
-        "BF.RESERVE bf1m 0.01 1000000",
-    ] {
-        assert!(
-            !matches!(common::call(&mut conn, line), Reply::Error(_)),
-            "{line}"
-        );
-    }
-    let quarter_10m = scaled(2_500_000);
-    let half_100m = scaled(50_000_000);
-    fill(&mut conn, "BF.MADD", "bf10m", b"fill:", quarter_10m);
-    fill(&mut conn, "BF.MADD", "bf100m", b"fill:", half_100m);
-    fill(&mut conn, "CF.INSERT", "cf10m", b"fill:", quarter_10m);
-    fill(&mut conn, "CBF.MADD", "cbf10m", b"fill:", quarter_10m);
-    fill(&mut conn, "BF.MADD", "bf1m", b"fill:", 1_000_000);
-    println!("setup took {:.1} s", setup.elapsed().as_secs_f64());
+    let only: Vec<String> = std::env::var("E2E_ONLY")
+        .map(|v| v.split(',').map(str::to_string).collect())
+        .unwrap_or_default();
+    let reference = std::env::var("REFERENCE_MODULE")
+        .ok()
+        .filter(|v| !v.is_empty());
 
+    // The 100M filter is pre-filled to half (the adds of 20 rounds still fit). The 10M ones
+    // to a quarter: the Cuckoo filter stays below the load (~31 % with 8-bit fingerprints
+    // and 2^23 buckets) where its kick-outs start failing and it grows (its adds are deleted
+    // again in the same round).
+    let filters = [
+        Filter {
+            key: "bits",
+            create: "SETBIT bits 100000000 0",
+            fill_command: "",
+            fill: 0,
+            fill_scales: true,
+            count: None,
+            on_reference: true,
+        },
+        Filter {
+            key: "bf10m",
+            create: "BF.RESERVE bf10m 0.01 10000000",
+            fill_command: "BF.MADD",
+            fill: 2_500_000,
+            fill_scales: true,
+            count: Some("BF.INFO"),
+            on_reference: true,
+        },
+        Filter {
+            key: "bf100m",
+            create: "BF.RESERVE bf100m 0.01 100000000",
+            fill_command: "BF.MADD",
+            fill: 50_000_000,
+            fill_scales: true,
+            count: Some("BF.INFO"),
+            on_reference: true,
+        },
+        Filter {
+            key: "cf10m",
+            create: "CF.RESERVE cf10m 10000000",
+            fill_command: "CF.INSERT",
+            fill: 2_500_000,
+            fill_scales: true,
+            count: Some("CF.INFO"),
+            on_reference: true,
+        },
+        Filter {
+            key: "cbf10m",
+            create: "CBF.RESERVE cbf10m 0.01 10000000",
+            fill_command: "CBF.MADD",
+            fill: 2_500_000,
+            fill_scales: true,
+            count: Some("CBF.CARD"),
+            on_reference: false,
+        },
+        // Cache-resident: what a command costs without memory stalls.
+        Filter {
+            key: "bf1k",
+            create: "BF.RESERVE bf1k 0.01 1000",
+            fill_command: "BF.MADD",
+            fill: 1000,
+            fill_scales: false,
+            count: Some("BF.INFO"),
+            on_reference: true,
+        },
+        // Full, for the memory table and the false-positive rate.
+        Filter {
+            key: "bf1m",
+            create: "BF.RESERVE bf1m 0.01 1000000",
+            fill_command: "BF.MADD",
+            fill: 1_000_000,
+            fill_scales: false,
+            count: Some("BF.INFO"),
+            on_reference: true,
+        },
+    ];
+
+    const ADD_10M: (&str, &str) = ("add10m:{r}", "BF.RESERVE add10m:{r} 0.01 10000000");
     let n = scaled(400_000);
     let nb = scaled(20_000);
+    // Adds and deletes take new items each round; reads query the pre-filled ones.
+    let single_on = |command: &'static [u8], key: &'static str, prefix: &'static [u8]| {
+        let per_round = prefix != b"fill:";
+        Box::new(move |r: u64| {
+            let key = round_key(key, r);
+            single(
+                command,
+                key,
+                prefix,
+                if per_round { r * 10_000_000 } else { 0 },
+            )
+        }) as Box<dyn Fn(u64) -> Generator<'static>>
+    };
+    let batch_on = |command: &'static [u8], key: &'static str, prefix: &'static [u8]| {
+        let per_round = prefix != b"fill:";
+        Box::new(move |r: u64| {
+            let key = round_key(key, r);
+            batch(
+                command,
+                key,
+                prefix,
+                if per_round { r * 10_000_000 } else { 0 },
+                100,
+            )
+        }) as Box<dyn Fn(u64) -> Generator<'static>>
+    };
+    let w = |name: &'static str,
+             filter: Option<&'static str>,
+             baseline: Option<(&'static str, Option<f64>)>,
+             reference_target: Option<f64>,
+             ops: u64,
+             items_per_op: u64,
+             make: Box<dyn Fn(u64) -> Generator<'static>>| Workload {
+        name,
+        filter,
+        baseline,
+        reference_target,
+        on_reference: filter.map_or(true, |f| {
+            filters.iter().any(|x| x.key == f && x.on_reference)
+        }),
+        prepare: None,
+        ops,
+        items_per_op,
+        make,
+    };
+    let writes = Some(("SETBIT", None));
     let workloads: Vec<Workload> = vec![
-        Workload {
-            name: "PING",
-            baseline: None,
-            target: None,
-            ops: n,
-            items_per_op: 1,
-            make: Box::new(|_| Box::new(|_, out: &mut Vec<u8>| encode(out, &[b"PING"]))),
-        },
-        Workload {
-            name: "GETBIT",
-            baseline: None,
-            target: None,
-            ops: n,
-            items_per_op: 1,
-            make: Box::new(|_| {
+        w(
+            "PING",
+            None,
+            None,
+            None,
+            n,
+            1,
+            Box::new(|_| Box::new(|_, out: &mut Vec<u8>| encode(out, &[b"PING"]))),
+        ),
+        w(
+            "GETBIT",
+            Some("bits"),
+            None,
+            None,
+            n,
+            1,
+            Box::new(|_| {
                 Box::new(|i, out: &mut Vec<u8>| {
                     let offset = (mix(i) % 100_000_000).to_string();
                     encode(out, &[b"GETBIT", b"bits", offset.as_bytes()]);
                 })
             }),
-        },
-        Workload {
-            name: "SETBIT",
-            baseline: None,
-            target: None,
-            ops: n,
-            items_per_op: 1,
-            make: Box::new(|_| {
+        ),
+        w(
+            "SETBIT",
+            Some("bits"),
+            None,
+            None,
+            n,
+            1,
+            Box::new(|_| {
                 Box::new(|i, out: &mut Vec<u8>| {
                     let offset = (mix(i) % 100_000_000).to_string();
                     encode(out, &[b"SETBIT", b"bits", offset.as_bytes(), b"1"]);
                 })
             }),
-        },
+        ),
+        w(
+            "BF.EXISTS 1K",
+            Some("bf1k"),
+            Some(("GETBIT", None)),
+            None,
+            n,
+            1,
+            single_on(b"BF.EXISTS", "bf1k", b"fill:"),
+        ),
+        w(
+            "BF.EXISTS 10M",
+            Some("bf10m"),
+            Some(("GETBIT", Some(1.2))),
+            Some(0.85),
+            n,
+            1,
+            single_on(b"BF.EXISTS", "bf10m", b"fill:"),
+        ),
+        // The adds of each round go into a filter of their own, reserved before it: the
+        // 10M capacity then holds every round's adds (no scale-out mid-run).
         Workload {
-            name: "BF.EXISTS 10M",
-            baseline: Some("GETBIT"),
-            target: Some(1.2),
-            ops: n,
-            items_per_op: 1,
-            make: Box::new(|_| single(b"BF.EXISTS", b"bf10m", b"fill:", 0)),
+            prepare: Some(ADD_10M),
+            ..w(
+                "BF.ADD 10M",
+                None,
+                Some(("SETBIT", Some(1.1))),
+                Some(0.85),
+                n,
+                1,
+                single_on(b"BF.ADD", ADD_10M.0, b"add:"),
+            )
         },
+        w(
+            "BF.MEXISTS×100 10M",
+            Some("bf10m"),
+            Some(("GETBIT", Some(0.2))),
+            Some(0.6),
+            nb,
+            100,
+            batch_on(b"BF.MEXISTS", "bf10m", b"fill:"),
+        ),
         Workload {
-            name: "BF.ADD 10M",
-            baseline: Some("SETBIT"),
-            target: Some(1.1),
-            ops: n,
-            items_per_op: 1,
-            make: Box::new(|r| single(b"BF.ADD", b"bf10m", b"add:", r * 10_000_000)),
+            prepare: Some(ADD_10M),
+            ..w(
+                "BF.MADD×100 10M",
+                None,
+                Some(("SETBIT", Some(0.25))),
+                Some(0.6),
+                nb,
+                100,
+                batch_on(b"BF.MADD", ADD_10M.0, b"madd:"),
+            )
         },
-        Workload {
-            name: "BF.MEXISTS×100 10M",
-            baseline: Some("GETBIT"),
-            target: Some(0.2),
-            ops: nb,
-            items_per_op: 100,
-            make: Box::new(|_| batch(b"BF.MEXISTS", b"bf10m", b"fill:", 0, 100)),
-        },
-        Workload {
-            name: "BF.MADD×100 10M",
-            baseline: Some("SETBIT"),
-            target: Some(0.25),
-            ops: nb,
-            items_per_op: 100,
-            make: Box::new(|r| batch(b"BF.MADD", b"bf10m", b"madd:", r * 10_000_000, 100)),
-        },
-        Workload {
-            name: "BF.EXISTS 100M",
-            baseline: Some("GETBIT"),
-            target: Some(1.2),
-            ops: n,
-            items_per_op: 1,
-            make: Box::new(|_| single(b"BF.EXISTS", b"bf100m", b"fill:", 0)),
-        },
-        Workload {
-            name: "BF.ADD 100M",
-            baseline: Some("SETBIT"),
-            target: Some(1.1),
-            ops: n,
-            items_per_op: 1,
-            make: Box::new(|r| single(b"BF.ADD", b"bf100m", b"add:", r * 10_000_000)),
-        },
-        Workload {
-            name: "BF.MEXISTS×100 100M",
-            baseline: Some("GETBIT"),
-            target: Some(0.3),
-            ops: nb,
-            items_per_op: 100,
-            make: Box::new(|_| batch(b"BF.MEXISTS", b"bf100m", b"fill:", 0, 100)),
-        },
-        Workload {
-            name: "BF.MADD×100 100M",
-            baseline: Some("SETBIT"),
-            target: Some(0.375),
-            ops: nb,
-            items_per_op: 100,
-            make: Box::new(|r| batch(b"BF.MADD", b"bf100m", b"madd:", r * 10_000_000, 100)),
-        },
-        Workload {
-            name: "CF.EXISTS 10M",
-            baseline: Some("GETBIT"),
-            target: Some(1.2),
-            ops: n,
-            items_per_op: 1,
-            make: Box::new(|_| single(b"CF.EXISTS", b"cf10m", b"fill:", 0)),
-        },
-        Workload {
-            name: "CF.ADD 10M",
-            baseline: Some("SETBIT"),
-            target: Some(1.1),
-            ops: n,
-            items_per_op: 1,
-            make: Box::new(|r| single(b"CF.ADD", b"cf10m", b"add:", r * 10_000_000)),
-        },
-        Workload {
-            name: "CF.DEL 10M",
-            baseline: Some("SETBIT"),
-            target: None,
-            ops: n,
-            items_per_op: 1,
-            make: Box::new(|r| single(b"CF.DEL", b"cf10m", b"add:", r * 10_000_000)),
-        },
-        Workload {
-            name: "CBF.ADD 10M",
-            baseline: Some("SETBIT"),
-            target: None,
-            ops: n,
-            items_per_op: 1,
-            make: Box::new(|r| single(b"CBF.ADD", b"cbf10m", b"add:", r * 10_000_000)),
-        },
-        Workload {
-            name: "CBF.DEL 10M",
-            baseline: Some("SETBIT"),
-            target: None,
-            ops: n,
-            items_per_op: 1,
-            make: Box::new(|r| single(b"CBF.DEL", b"cbf10m", b"add:", r * 10_000_000)),
-        },
-        Workload {
-            name: "BF.ADD auto-created → 1M",
-            baseline: Some("SETBIT"),
-            target: None,
-            ops: scaled(1_000_000),
-            items_per_op: 1,
-            make: Box::new(|r| {
+        w(
+            "BF.EXISTS 100M",
+            Some("bf100m"),
+            Some(("GETBIT", Some(1.2))),
+            None,
+            n,
+            1,
+            single_on(b"BF.EXISTS", "bf100m", b"fill:"),
+        ),
+        w(
+            "BF.ADD 100M",
+            Some("bf100m"),
+            Some(("SETBIT", Some(1.1))),
+            None,
+            n,
+            1,
+            single_on(b"BF.ADD", "bf100m", b"add:"),
+        ),
+        w(
+            "BF.MEXISTS×100 100M",
+            Some("bf100m"),
+            Some(("GETBIT", Some(0.3))),
+            Some(0.6),
+            nb,
+            100,
+            batch_on(b"BF.MEXISTS", "bf100m", b"fill:"),
+        ),
+        w(
+            "BF.MADD×100 100M",
+            Some("bf100m"),
+            Some(("SETBIT", Some(0.375))),
+            None,
+            nb,
+            100,
+            batch_on(b"BF.MADD", "bf100m", b"madd:"),
+        ),
+        w(
+            "CF.EXISTS 10M",
+            Some("cf10m"),
+            Some(("GETBIT", Some(1.2))),
+            Some(0.85),
+            n,
+            1,
+            single_on(b"CF.EXISTS", "cf10m", b"fill:"),
+        ),
+        w(
+            "CF.ADD 10M",
+            Some("cf10m"),
+            Some(("SETBIT", Some(1.1))),
+            Some(0.85),
+            n,
+            1,
+            single_on(b"CF.ADD", "cf10m", b"add:"),
+        ),
+        // Deletes the items CF.ADD added in the same round.
+        w(
+            "CF.DEL 10M",
+            Some("cf10m"),
+            writes,
+            Some(0.85),
+            n,
+            1,
+            single_on(b"CF.DEL", "cf10m", b"add:"),
+        ),
+        w(
+            "CBF.ADD 10M",
+            Some("cbf10m"),
+            writes,
+            None,
+            n,
+            1,
+            single_on(b"CBF.ADD", "cbf10m", b"add:"),
+        ),
+        w(
+            "CBF.DEL 10M",
+            Some("cbf10m"),
+            writes,
+            None,
+            n,
+            1,
+            single_on(b"CBF.DEL", "cbf10m", b"add:"),
+        ),
+        // A new key each round, created by its first BF.ADD and grown link by link.
+        w(
+            "BF.ADD auto-created → 1M",
+            None,
+            writes,
+            Some(0.85),
+            scaled(1_000_000),
+            1,
+            Box::new(|r| {
                 let key: &'static [u8] =
                     Box::leak(format!("auto{r}").into_bytes().into_boxed_slice());
                 single(b"BF.ADD", key, b"auto:", 0)
             }),
-        },
+        ),
     ];
+    let selected: Vec<&Workload> = workloads
+        .iter()
+        .filter(|w| only.is_empty() || only.iter().any(|o| w.name.contains(o.as_str())))
+        .collect();
+    // A selected workload's baseline runs too.
+    let selected: Vec<&Workload> = workloads
+        .iter()
+        .filter(|w| {
+            selected
+                .iter()
+                .any(|s| s.name == w.name || s.baseline.is_some_and(|b| b.0 == w.name))
+        })
+        .collect();
 
-    let mut load = Load::connect(server.port);
-    let mut samples: Vec<Vec<Sample>> = workloads.iter().map(|_| Vec::new()).collect();
-    for round in 0..rounds {
-        println!("round {} of {rounds}", round + 1);
-        for (w, workload) in workloads.iter().enumerate() {
-            let sample = load.run(
-                pid,
-                workload.ops,
-                workload.items_per_op,
-                (workload.make)(round as u64),
+    // Server on the first core, client (this thread) on the second.
+    let pin = env_or("E2E_PIN", 1) != 0
+        && std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
+    let server_cpu = pin.then_some(0);
+    if pin {
+        let status = std::process::Command::new("taskset")
+            .args(["-p", "-c", "1", &std::process::id().to_string()])
+            .stdout(std::process::Stdio::null())
+            .status();
+        assert!(
+            status.is_ok_and(|s| s.success()),
+            "taskset (util-linux) is needed to pin; E2E_PIN=0 runs without"
+        );
+    }
+    let mut targets = vec![Target::start(
+        "redbloom",
+        &common::module_path(),
+        server_cpu,
+    )];
+    if let Some(path) = &reference {
+        targets.push(Target::start(
+            "reference",
+            std::path::Path::new(path),
+            server_cpu,
+        ));
+    }
+
+    let setup = Instant::now();
+    let needed = |f: &Filter| only.is_empty() || selected.iter().any(|w| w.filter == Some(f.key));
+    for target in targets.iter_mut() {
+        println!(
+            "setting up {} (pre-filling the 100M filter to half, 10M ones to a quarter) ...",
+            target.name
+        );
+        for filter in filters.iter().filter(|f| needed(f)) {
+            if target.name != "redbloom" && !filter.on_reference {
+                continue;
+            }
+            let reply = common::call(&mut target.conn, filter.create);
+            assert!(
+                !matches!(reply, Reply::Error(_)),
+                "{}: {reply:?}",
+                filter.create
             );
-            samples[w].push(sample);
+            if filter.fill > 0 {
+                let count = if filter.fill_scales {
+                    scaled(filter.fill)
+                } else {
+                    filter.fill
+                };
+                fill(
+                    &mut target.conn,
+                    filter.fill_command,
+                    filter.key,
+                    b"fill:",
+                    count,
+                );
+            }
         }
     }
-    let cpu: Vec<f64> = samples
-        .iter()
-        .map(|s| median(s.iter().map(|x| x.cpu_ns_per_item).collect()))
-        .collect();
-    let rate: Vec<f64> = samples
-        .iter()
-        .map(|s| median(s.iter().map(|x| x.items_per_sec).collect()))
-        .collect();
-    let index = |name: &str| workloads.iter().position(|w| w.name == name).unwrap();
+    println!("setup took {:.1} s", setup.elapsed().as_secs_f64());
 
+    // samples[target][workload], one per round.
+    let mut samples: Vec<Vec<Vec<Sample>>> = targets
+        .iter()
+        .map(|_| selected.iter().map(|_| Vec::new()).collect())
+        .collect();
+    for round in 0..rounds {
+        println!("round {} of {rounds}", round + 1);
+        for (w, workload) in selected.iter().enumerate() {
+            let mut order: Vec<usize> = (0..targets.len()).collect();
+            if (round + w) % 2 == 1 {
+                order.reverse();
+            }
+            for t in order {
+                if t > 0 && !workload.on_reference {
+                    continue;
+                }
+                let target = &mut targets[t];
+                if let Some((key, create)) = workload.prepare {
+                    let key = key.replace("{r}", &round.to_string());
+                    if common::call(&mut target.conn, &format!("EXISTS {key}")).int() == 0 {
+                        let create = create.replace("{r}", &round.to_string());
+                        let reply = common::call(&mut target.conn, &create);
+                        assert!(!matches!(reply, Reply::Error(_)), "{create}: {reply:?}");
+                    }
+                }
+                let pid = target.server.pid();
+                let sample = target.load.run(
+                    pid,
+                    workload.ops,
+                    workload.items_per_op,
+                    (workload.make)(round as u64),
+                );
+                samples[t][w].push(sample);
+            }
+        }
+    }
+    let cpu =
+        |t: usize, w: usize| median(samples[t][w].iter().map(|x| x.cpu_ns_per_item).collect());
+    let rate = |t: usize, w: usize| median(samples[t][w].iter().map(|x| x.items_per_sec).collect());
+    let index = |name: &str| selected.iter().position(|w| w.name == name).unwrap();
+
+    println!();
+    println!("redbloom (median of {rounds} rounds):");
     println!();
     println!("| workload | items/s | server CPU ns/item | ratio to baseline | target | holds |");
     println!("|---|---:|---:|---:|---:|:---:|");
-    for (w, workload) in workloads.iter().enumerate() {
-        let (ratio, baseline) = match workload.baseline {
-            Some(b) => (Some(cpu[w] / cpu[index(b)]), b),
-            None => (None, ""),
-        };
-        let ratio_text = ratio.map_or("—".to_string(), |r| format!("{r:.2}× {baseline}"));
-        let target_text = workload
-            .target
-            .map_or("—".to_string(), |t| format!("≤ {t}×"));
-        let holds = match (ratio, workload.target) {
-            (Some(r), Some(t)) => {
-                if r <= t {
-                    "yes"
-                } else {
-                    "no"
-                }
+    for (w, workload) in selected.iter().enumerate() {
+        let (ratio_text, target_text, holds_text) = match workload.baseline {
+            Some((b, target)) => {
+                let ratio = cpu(0, w) / cpu(0, index(b));
+                (
+                    format!("{ratio:.2}× {b}"),
+                    target.map_or("—".to_string(), |t| format!("≤ {t}×")),
+                    holds(ratio, target),
+                )
             }
-            _ => "",
+            None => ("—".to_string(), "—".to_string(), ""),
         };
         println!(
-            "| {} | {:.0} | {:.0} | {} | {} | {} |",
-            workload.name, rate[w], cpu[w], ratio_text, target_text, holds
+            "| {} | {:.0} | {:.0} | {ratio_text} | {target_text} | {holds_text} |",
+            workload.name,
+            rate(0, w),
+            cpu(0, w)
         );
+    }
+
+    if targets.len() > 1 {
+        println!();
+        println!(
+            "redbloom ÷ reference, server CPU per item: median of the {rounds} per-round ratios (min – max):"
+        );
+        println!();
+        println!("| workload | redbloom ns/item | reference ns/item | ratio | min – max | target | holds |");
+        println!("|---|---:|---:|---:|---:|---:|:---:|");
+        for (w, workload) in selected.iter().enumerate() {
+            if !workload.on_reference {
+                continue;
+            }
+            let ratios: Vec<f64> = samples[0][w]
+                .iter()
+                .zip(&samples[1][w])
+                .map(|(a, b)| a.cpu_ns_per_item / b.cpu_ns_per_item)
+                .collect();
+            let min = ratios.iter().cloned().fold(f64::INFINITY, f64::min);
+            let max = ratios.iter().cloned().fold(0.0, f64::max);
+            let ratio = median(ratios);
+            println!(
+                "| {} | {:.0} | {:.0} | {ratio:.2} | {min:.2} – {max:.2} | {} | {} |",
+                workload.name,
+                cpu(0, w),
+                cpu(1, w),
+                workload
+                    .reference_target
+                    .map_or("—".to_string(), |t| format!("≤ {t}")),
+                holds(ratio, workload.reference_target)
+            );
+        }
     }
 
     // Memory per item and the false-positive rate measured on 1M items.
     println!();
-    println!("| filter | items | MEMORY USAGE | bytes/item |");
-    println!("|---|---:|---:|---:|");
-    let mut report = |key: &str, card: &str| {
-        let items = match common::call(&mut conn, &format!("{card} {key}")) {
-            Reply::Int(n) => n,
-            Reply::Array(Some(v)) => v[7].int(),
-            other => panic!("{other:?}"),
-        };
-        let bytes = common::call(&mut conn, &format!("MEMORY USAGE {key}")).int();
-        println!(
-            "| {key} | {items} | {bytes} | {:.2} |",
-            bytes as f64 / items as f64
-        );
-    };
-    report("bf1m", "BF.CARD");
-    report("bf10m", "BF.CARD");
-    report("bf100m", "BF.CARD");
-    report("auto0", "BF.CARD");
-    report("cf10m", "CF.INFO");
-    report("cbf10m", "CBF.CARD");
-    let mut false_positives = 0;
-    let probes = 1_000_000u64;
-    let mut it = Vec::new();
-    for start in (0..probes).step_by(1000) {
-        let mut cmd: Vec<Vec<u8>> = vec![b"BF.MEXISTS".to_vec(), b"bf1m".to_vec()];
-        for j in 0..1000 {
-            item(b"absent:", start + j, &mut it);
-            cmd.push(it.clone());
-        }
-        false_positives += conn.call(&cmd).ints().iter().sum::<i64>();
-    }
+    let names: Vec<&str> = targets.iter().map(|t| t.name.as_str()).collect();
     println!(
-        "\nfalse-positive rate of bf1m (0.01, 1M items) on {probes} absent items: {:.4} %",
-        false_positives as f64 * 100.0 / probes as f64
+        "| filter | items | MEMORY USAGE {} | bytes/item |",
+        names.join(" / ")
     );
+    println!("|---|---:|---:|---:|");
+    let mut memory_rows: Vec<(&str, &str)> = filters
+        .iter()
+        .filter_map(|f| f.count.map(|c| (f.key, c)))
+        .collect();
+    memory_rows.push(("auto0", "BF.INFO"));
+    for (key, count) in memory_rows {
+        let mut cells = Vec::new();
+        let mut items = 0;
+        for target in targets.iter_mut() {
+            if common::call(&mut target.conn, &format!("EXISTS {key}")).int() == 0 {
+                continue;
+            }
+            let n = match common::call(&mut target.conn, &format!("{count} {key}")) {
+                Reply::Int(n) => n,
+                Reply::Array(Some(v)) => v[7].int(),
+                other => panic!("{other:?}"),
+            };
+            items = items.max(n);
+            cells.push(common::call(&mut target.conn, &format!("MEMORY USAGE {key}")).int());
+        }
+        if cells.is_empty() {
+            continue;
+        }
+        let text: Vec<String> = cells.iter().map(i64::to_string).collect();
+        println!(
+            "| {key} | {items} | {} | {:.2} |",
+            text.join(" / "),
+            cells[0] as f64 / items as f64
+        );
+    }
+    let conn = &mut targets[0].conn;
+    if common::call(conn, "EXISTS bf1m").int() == 1 {
+        let mut false_positives = 0;
+        let probes = 1_000_000u64;
+        let mut it = Vec::new();
+        for start in (0..probes).step_by(1000) {
+            let mut cmd: Vec<Vec<u8>> = vec![b"BF.MEXISTS".to_vec(), b"bf1m".to_vec()];
+            for j in 0..1000 {
+                item(b"absent:", start + j, &mut it);
+                cmd.push(it.clone());
+            }
+            false_positives += conn.call(&cmd).ints().iter().sum::<i64>();
+        }
+        println!(
+            "\nfalse-positive rate of bf1m (0.01, 1M items) on {probes} absent items: {:.4} %",
+            false_positives as f64 * 100.0 / probes as f64
+        );
+    }
     let _ = std::io::stdout().flush();
 }

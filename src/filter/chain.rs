@@ -170,22 +170,36 @@ impl Chain {
         }
     }
 
-    /// Membership of many items, reported in order to `emit`; positions of each group are
-    /// computed and their cache lines requested before any of them is tested.
+    /// Membership of many items, reported in order to `emit`. Links are searched newest
+    /// first, each only for the items of the group not yet found. In a link larger than the
+    /// caches the group's positions are computed and their cache lines requested before any
+    /// of them is tested; a cache-resident link is tested item by item, bit by bit.
     pub fn contains_each(&self, pairs: &[HashPair], mut emit: impl FnMut(bool)) {
         let mut positions = Vec::new();
         let mut found = [false; GROUP];
+        let mut pending = [0usize; GROUP];
         for group in pairs.chunks(GROUP) {
             let found = &mut found[..group.len()];
             found.fill(false);
             for link in self.links.iter().rev() {
-                let k = link.hashes as usize;
-                positions.clear();
-                for &pair in group {
-                    link.push_positions_prefetched(pair, &mut positions);
-                }
-                for (j, hit) in found.iter_mut().enumerate() {
-                    *hit = *hit || link.check_positions(&positions[j * k..(j + 1) * k]);
+                if link.is_cache_resident() {
+                    for (hit, &pair) in found.iter_mut().zip(group) {
+                        *hit = *hit || link.check_bit_by_bit(pair);
+                    }
+                } else {
+                    let k = link.hashes as usize;
+                    positions.clear();
+                    let mut waiting = 0;
+                    for (j, &pair) in group.iter().enumerate() {
+                        if !found[j] {
+                            link.push_positions_prefetched(pair, &mut positions);
+                            pending[waiting] = j;
+                            waiting += 1;
+                        }
+                    }
+                    for (p, &j) in pending[..waiting].iter().enumerate() {
+                        found[j] = link.check_positions(&positions[p * k..(p + 1) * k]);
+                    }
                 }
                 if found.iter().all(|&hit| hit) {
                     break;

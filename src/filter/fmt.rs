@@ -1,4 +1,15 @@
-//! C's `printf("%g")`, which BF.DEBUG uses for each link's error ratio.
+//! C's `printf("%g")`, which BF.DEBUG uses for each link's error ratio, and the shortest
+//! exact form of a double, which replicated commands carry.
+
+/// The fewest digits that read back as exactly `x` (Redis parses with `strtod`): plain
+/// for 1e-4 ≤ |x| < 1e16 (`0.01`), exponent form outside (`1e-7`, `5e-324`).
+pub fn shortest(x: f64) -> String {
+    if x == 0.0 || (1e-4..1e16).contains(&x.abs()) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
+}
 
 /// Formats like C's `%g`: 6 significant digits, trailing zeros removed, exponent form when
 /// the decimal exponent is below -4 or at least 6 (with a sign and two or more digits).
@@ -41,7 +52,24 @@ fn strip_zeros(s: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
-    use super::format_g;
+    use super::{format_g, shortest};
+
+    #[test]
+    fn shortest_round_trips_exactly() {
+        for (x, want) in [
+            (0.01, "0.01"),
+            (0.001, "0.001"),
+            (0.1 + 0.2, "0.30000000000000004"),
+            (1e-7, "1e-7"),
+            (5e-324, "5e-324"),
+            (0.5, "0.5"),
+            (0.0001, "0.0001"),
+            (0.00009, "9e-5"),
+        ] {
+            assert_eq!(shortest(x), want);
+            assert_eq!(want.parse::<f64>().unwrap().to_bits(), x.to_bits());
+        }
+    }
 
     #[test]
     fn matches_c_printf_g() {

@@ -1,9 +1,9 @@
 //! Argument helpers shared by every command family.
 
 use super::errors;
-use super::ffi::{notify_write, Args, Key, KeyState};
+use super::ffi::{Args, Key, KeyState};
 use redis_module::native_types::RedisType;
-use redis_module::{Context, RedisError};
+use redis_module::RedisError;
 
 /// The first argument at or after `from` equal to `keyword` (ASCII case-insensitive).
 /// Starting after the positional arguments keeps a key named like a keyword a key.
@@ -24,11 +24,4 @@ pub fn existing<'k, T>(key: &'k Key, of: &RedisType) -> Result<&'k mut T, RedisE
         KeyState::Empty => Err(RedisError::Str(errors::NOT_FOUND)),
         KeyState::Other => Err(RedisError::WrongType),
     }
-}
-
-/// After a write: replicates the command as received (to replicas and the AOF) and
-/// publishes its keyspace event.
-pub fn propagate(ctx: &Context, args: &Args) {
-    ctx.replicate_verbatim();
-    notify_write(ctx, args);
 }

@@ -1,16 +1,18 @@
 //! BF.* — the scalable Bloom filter commands (COMPAT §1): parse, look up, call the core,
-//! reply, replicate. The handlers are generic over [`BloomKind`]: the counting Bloom
-//! filter (CBF.*, `cbf.rs`) is the same chain with counters and shares every command but
-//! DEL and COUNT, with the same arguments, validation order and replies.
+//! reply, and report what changed to [`Write`] (which replicates the effect). The handlers
+//! are generic over [`BloomKind`]: the counting Bloom filter (CBF.*, `cbf.rs`) is the same
+//! chain with counters and shares every command but DEL and COUNT, with the same
+//! arguments, validation order and replies.
 
-use super::args::{existing, find_keyword, option_letter, propagate};
+use super::args::{existing, find_keyword, option_letter};
 use super::config;
 use super::errors;
 use super::ffi::{
-    reply_bool, reply_fields, tracked, Args, ArrayReply, Field, Key, KeyState, ModuleValue,
-    Resp2Fields,
+    notify_write, reply_bool, reply_fields, tracked, Args, ArrayReply, Field, Key, KeyState,
+    ModuleValue, Resp2Fields,
 };
 use super::types::BLOOM_TYPE;
+use super::write::Write;
 use crate::filter::bloom::LinkError;
 use crate::filter::bloom_dump::{self, DumpError};
 use crate::filter::chain::{AddOutcome, Chain};
@@ -150,10 +152,6 @@ fn error(text: &'static str) -> RedisError {
     RedisError::Str(text)
 }
 
-fn max_bytes() -> u64 {
-    config::MAX_FILTER_BYTES.get()
-}
-
 /// The reply when a new filter cannot be made.
 fn create_error(e: LinkError) -> RedisError {
     match e {
@@ -164,11 +162,12 @@ fn create_error(e: LinkError) -> RedisError {
 }
 
 /// Parameters of a filter a command creates.
-struct NewFilter {
-    capacity: u64,
-    error: f64,
-    growth: u32,
-    scaling: bool,
+pub struct NewFilter {
+    pub capacity: u64,
+    pub error: f64,
+    /// Capacity factor of each new link (stored also when not scaling).
+    pub growth: u32,
+    pub scaling: bool,
 }
 
 impl NewFilter {
@@ -181,15 +180,23 @@ impl NewFilter {
         }
     }
 
-    fn create<F: BloomKind>(&self) -> Result<F, RedisError> {
-        F::create(
+    /// Stores a new filter from these parameters in an empty `key` opened for writing.
+    fn create_in<'k, F: BloomKind>(
+        &self,
+        key: &'k Key,
+        write: &mut Write,
+    ) -> Result<&'k mut F, RedisError> {
+        let filter = F::create(
             self.capacity,
             self.error,
             self.growth,
             self.scaling,
-            max_bytes(),
+            write.max_bytes(),
         )
-        .map_err(create_error)
+        .map_err(create_error)?;
+        let filter = key.set(F::data_type(), Box::new(filter))?;
+        write.created_bloom(self, &*filter);
+        Ok(filter)
     }
 }
 
@@ -198,12 +205,13 @@ impl NewFilter {
 fn filter_for_write<'k, F: BloomKind>(
     key: &'k Key,
     params: Option<&NewFilter>,
+    write: &mut Write,
 ) -> Result<&'k mut F, RedisError> {
     match key.state::<F>(F::data_type()) {
         KeyState::Ours(filter) => Ok(filter),
         KeyState::Other => Err(RedisError::WrongType),
         KeyState::Empty => match params {
-            Some(params) => key.set(F::data_type(), Box::new(params.create::<F>()?)),
+            Some(params) => params.create_in(key, write),
             None => Err(error(errors::NOT_FOUND)),
         },
     }
@@ -232,14 +240,33 @@ fn add_reply(outcome: AddOutcome) -> Result<bool, &'static str> {
 
 /// Adds the items from argument `from` on, in order, one reply element each; stops after
 /// the first "filter is full" element, as RedisBloom does.
-fn add_items<F: BloomKind>(filter: &mut F, args: &Args, from: usize, reply: &mut ArrayReply) {
+fn add_items<'a, F: BloomKind>(
+    filter: &mut F,
+    args: &'a Args<'a>,
+    from: usize,
+    reply: &mut ArrayReply,
+    write: &mut Write<'a>,
+) {
     let pairs: Vec<HashPair> = (from..args.len())
         .map(|i| filter.hash(args.bytes(i)))
         .collect();
-    filter.add_each(&pairs, max_bytes(), |outcome| {
+    write.items_from(from);
+    let mut next = from;
+    let max_bytes = write.max_bytes();
+    filter.add_each(&pairs, max_bytes, |outcome| {
+        let item = next;
+        next += 1;
         match add_reply(outcome) {
-            Ok(added) => reply.boolean(added),
-            Err(text) => reply.error(text),
+            Ok(added) => {
+                if outcome == AddOutcome::Added {
+                    write.added(item);
+                }
+                reply.boolean(added)
+            }
+            Err(text) => {
+                write.item_failed(text);
+                reply.error(text)
+            }
         }
         outcome != AddOutcome::Full
     });
@@ -258,13 +285,16 @@ pub fn reserve<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
     if capacity <= 0 {
         return Err(error(errors::CAPACITY_RANGE));
     }
+    let mut write = Write::new(ctx, args);
     let mut params = NewFilter {
         capacity: capacity as u64,
         error: error_rate,
         ..NewFilter::defaults()
     };
-    // With the bf-expansion-factor config at 0, new filters are non-scaling by default.
-    params.scaling = params.scaling && find_keyword(args, 4, "NONSCALING").is_none();
+    // With the bf-expansion-factor config at 0, new filters are non-scaling by default —
+    // but not those the master or the AOF creates: they state how they scale.
+    params.scaling =
+        (params.scaling || write.is_trusted()) && find_keyword(args, 4, "NONSCALING").is_none();
     if let Some(at) = find_keyword(args, 4, "EXPANSION") {
         if at + 1 >= args.len() {
             return Err(error(errors::NO_EXPANSION));
@@ -288,8 +318,8 @@ pub fn reserve<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
         KeyState::Ours(_) => return Err(error(errors::ITEM_EXISTS)),
         KeyState::Other => return Err(RedisError::WrongType),
     }
-    key.set(F::data_type(), Box::new(params.create::<F>()?))?;
-    propagate(ctx, args);
+    params.create_in::<F>(&key, &mut write)?;
+    notify_write(ctx, args);
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
 
@@ -298,10 +328,16 @@ pub fn add<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
     if args.len() != 3 {
         return Err(RedisError::WrongArity);
     }
+    let mut write = Write::new(ctx, args);
     let key = Key::open(ctx, args, 1, true);
-    let chain = filter_for_write::<F>(&key, Some(&NewFilter::defaults()))?;
-    let outcome = tracked(chain, |c| c.add(c.hash(args.bytes(2)), max_bytes()));
-    propagate(ctx, args);
+    let chain = filter_for_write::<F>(&key, Some(&NewFilter::defaults()), &mut write)?;
+    let max_bytes = write.max_bytes();
+    write.items_from(2);
+    let outcome = tracked(chain, |c| c.add(c.hash(args.bytes(2)), max_bytes));
+    if outcome == AddOutcome::Added {
+        write.added(2);
+    }
+    notify_write(ctx, args);
     reply_bool(ctx, add_reply(outcome).map_err(error)?)
 }
 
@@ -310,11 +346,12 @@ pub fn madd<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
     if args.len() < 3 {
         return Err(RedisError::WrongArity);
     }
+    let mut write = Write::new(ctx, args);
     let key = Key::open(ctx, args, 1, true);
-    let chain = filter_for_write::<F>(&key, Some(&NewFilter::defaults()))?;
+    let chain = filter_for_write::<F>(&key, Some(&NewFilter::defaults()), &mut write)?;
     let mut reply = ArrayReply::postponed(ctx);
-    tracked(chain, |c| add_items(c, args, 2, &mut reply));
-    propagate(ctx, args);
+    tracked(chain, |c| add_items(c, args, 2, &mut reply, &mut write));
+    notify_write(ctx, args);
     reply.finish()
 }
 
@@ -382,11 +419,14 @@ pub fn insert<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
     params.growth = expansion as u32;
     params.scaling = !nonscaling && expansion != 0;
 
+    let mut write = Write::new(ctx, args);
     let key = Key::open(ctx, args, 1, true);
-    let chain = filter_for_write::<F>(&key, (!nocreate).then_some(&params))?;
+    let chain = filter_for_write::<F>(&key, (!nocreate).then_some(&params), &mut write)?;
     let mut reply = ArrayReply::postponed(ctx);
-    tracked(chain, |c| add_items(c, args, items_at, &mut reply));
-    propagate(ctx, args);
+    tracked(chain, |c| {
+        add_items(c, args, items_at, &mut reply, &mut write)
+    });
+    notify_write(ctx, args);
     reply.finish()
 }
 
@@ -502,10 +542,11 @@ pub fn loadchunk<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
         .integer(2)
         .ok_or(error(errors::LOADCHUNK_NOT_NUMERIC))?;
     let data = args.bytes(3);
+    let mut write = Write::new(ctx, args);
     let key = Key::open(ctx, args, 1, true);
     match key.state::<F>(F::data_type()) {
         KeyState::Empty if iter == 1 => {
-            let filter = F::from_dump_header(data, max_bytes())
+            let filter = F::from_dump_header(data, write.max_bytes())
                 .map_err(|_| error(errors::RECEIVED_BAD_DATA))?;
             key.set(F::data_type(), Box::new(filter))?;
         }
@@ -521,6 +562,7 @@ pub fn loadchunk<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
             })?;
         }
     }
-    propagate(ctx, args);
+    write.as_received();
+    notify_write(ctx, args);
     Ok(RedisValue::SimpleStringStatic("OK"))
 }

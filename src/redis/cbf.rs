@@ -2,10 +2,11 @@
 //! so it shares BF's command handlers (`bf.rs`, generic over [`BloomKind`]) — same
 //! arguments, validation order, replies and errors — and adds CBF.DEL and CBF.COUNT here.
 
-use super::args::{existing, propagate};
+use super::args::existing;
 use super::bf::{filter_or_none, BloomKind, Summary};
-use super::ffi::{reply_bool, tracked, Args, Key};
+use super::ffi::{notify_write, reply_bool, tracked, Args, Key};
 use super::types::COUNTING_TYPE;
+use super::write::Write;
 use crate::filter::bloom::LinkError;
 use crate::filter::bloom_dump::DumpError;
 use crate::filter::chain::AddOutcome;
@@ -94,16 +95,21 @@ pub fn count(ctx: &Context, args: &Args) -> RedisResult {
     Ok(RedisValue::Integer(n as i64))
 }
 
-/// CBF.DEL key item — true (RESP2: 1) if one copy was removed, false (0) if not (absent, or positive in several
-/// links). Missing key → `ERR not found`, other type → WRONGTYPE. Replicated whenever the
-/// key is a counting filter.
+/// CBF.DEL key item — true (RESP2: 1) if one copy was removed, false (0) if not (absent,
+/// or positive in several links). Missing key → `ERR not found`, other type → WRONGTYPE.
+/// Replicated only when a copy was removed; its event is published whenever the key is a
+/// counting filter.
 pub fn del(ctx: &Context, args: &Args) -> RedisResult {
     if args.len() != 3 {
         return Err(RedisError::WrongArity);
     }
+    let mut write = Write::new(ctx, args);
     let key = Key::open(ctx, args, 1, true);
     let chain = existing::<CountingChain>(&key, &COUNTING_TYPE)?;
     let deleted = tracked(chain, |c| c.delete(c.hash(args.bytes(2))));
-    propagate(ctx, args);
+    if deleted {
+        write.as_received();
+    }
+    notify_write(ctx, args);
     reply_bool(ctx, deleted)
 }

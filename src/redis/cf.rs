@@ -1,14 +1,15 @@
 //! CF.* — the Cuckoo filter commands (COMPAT §2): parse, look up, call the core, reply,
-//! replicate.
+//! and report what changed to [`Write`] (which replicates the effect).
 
-use super::args::{existing, find_keyword, option_letter, propagate};
+use super::args::{existing, find_keyword, option_letter};
 use super::config;
 use super::errors;
 use super::ffi::{
-    reply_bool, reply_bools, reply_fields, tracked, Args, ArrayReply, Field, Key, KeyState,
-    Resp2Fields,
+    notify_write, reply_bool, reply_bools, reply_fields, tracked, Args, ArrayReply, Field, Key,
+    KeyState, Resp2Fields,
 };
 use super::types::CUCKOO_TYPE;
+use super::write::Write;
 use crate::filter::cuckoo::{
     CuckooError, CuckooFilter, CuckooHash, CuckooParams, MAX_BUCKET_SIZE, MAX_EXPANSION,
 };
@@ -28,13 +29,25 @@ fn create_error(e: CuckooError) -> RedisError {
     })
 }
 
-fn max_bytes() -> u64 {
-    config::MAX_FILTER_BYTES.get()
+/// Stores a new filter made from `params` in an empty `key` opened for writing.
+fn create_in<'k>(
+    key: &'k Key,
+    params: CuckooParams,
+    write: &mut Write,
+) -> Result<&'k mut CuckooFilter, RedisError> {
+    let filter = CuckooFilter::new(params, write.max_bytes()).map_err(create_error)?;
+    let filter = key.set(&CUCKOO_TYPE, Box::new(filter))?;
+    write.created_cuckoo(params);
+    Ok(filter)
 }
 
 /// The filter in a key opened for writing, created with `capacity` when the key is empty
 /// (`None`: the key must exist).
-fn filter_for_write(key: &Key, capacity: Option<u64>) -> Result<&mut CuckooFilter, RedisError> {
+fn filter_for_write<'k>(
+    key: &'k Key,
+    capacity: Option<u64>,
+    write: &mut Write,
+) -> Result<&'k mut CuckooFilter, RedisError> {
     match key.state::<CuckooFilter>(&CUCKOO_TYPE) {
         KeyState::Ours(filter) => Ok(filter),
         KeyState::Other => Err(RedisError::WrongType),
@@ -44,8 +57,7 @@ fn filter_for_write(key: &Key, capacity: Option<u64>) -> Result<&mut CuckooFilte
                     capacity,
                     ..config::cf_defaults()
                 };
-                let filter = CuckooFilter::new(params, max_bytes()).map_err(create_error)?;
-                key.set(&CUCKOO_TYPE, Box::new(filter))
+                create_in(key, params, write)
             }
             None => Err(error(errors::NOT_FOUND)),
         },
@@ -53,8 +65,8 @@ fn filter_for_write(key: &Key, capacity: Option<u64>) -> Result<&mut CuckooFilte
 }
 
 /// RedisBloom refuses a whole insert command once a filter has this many sub-filters.
-fn check_expansions(filter: &CuckooFilter) -> Result<(), RedisError> {
-    if filter.num_filters() as u64 >= config::CF_MAX_EXPANSIONS.get() {
+fn check_expansions(filter: &CuckooFilter, write: &Write) -> Result<(), RedisError> {
+    if filter.num_filters() as u64 >= write.cf_max_filters() {
         return Err(error(errors::MAX_EXPANSIONS_REACHED));
     }
     Ok(())
@@ -122,26 +134,37 @@ pub fn reserve(ctx: &Context, args: &Args) -> RedisResult {
         return Err(error(errors::CF_CAPACITY_TOO_SMALL));
     }
     params.capacity = capacity as u64;
+    let mut write = Write::new(ctx, args);
     let key = Key::open(ctx, args, 1, true);
     match key.state::<CuckooFilter>(&CUCKOO_TYPE) {
         KeyState::Empty => {}
         KeyState::Ours(_) => return Err(error(errors::ITEM_EXISTS)),
         KeyState::Other => return Err(RedisError::WrongType),
     }
-    let filter = CuckooFilter::new(params, max_bytes()).map_err(create_error)?;
-    key.set(&CUCKOO_TYPE, Box::new(filter))?;
-    propagate(ctx, args);
+    create_in(&key, params, &mut write)?;
+    notify_write(ctx, args);
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
 
-/// One insert; `Ok(false)` only for NX when the item is present.
-fn insert_one(filter: &mut CuckooFilter, item: &[u8], nx: bool) -> Result<bool, CuckooError> {
-    let hash = CuckooHash::new(item);
-    if nx {
-        filter.insert_if_absent(&hash, max_bytes())
+/// One insert; `Ok(false)` only for NX when the item is present. A failed insert leaves
+/// the filter unchanged (the kick-out is undone, a failed growth adds nothing).
+fn insert_one(
+    filter: &mut CuckooFilter,
+    args: &Args,
+    i: usize,
+    nx: bool,
+    write: &mut Write,
+) -> Result<bool, CuckooError> {
+    let hash = CuckooHash::new(args.bytes(i));
+    let inserted = if nx {
+        filter.insert_if_absent(&hash, write.max_bytes())
     } else {
-        filter.insert(&hash, max_bytes()).map(|()| true)
+        filter.insert(&hash, write.max_bytes()).map(|()| true)
+    };
+    if inserted == Ok(true) {
+        write.added(i);
     }
+    inserted
 }
 
 /// CF.INSERT/CF.INSERTNX's element for an item that found no space (RESP2; CF.INSERTNX in
@@ -160,18 +183,20 @@ pub fn add(ctx: &Context, args: &Args) -> RedisResult {
     if args.len() != 3 {
         return Err(RedisError::WrongArity);
     }
+    let mut write = Write::new(ctx, args);
     let key = Key::open(ctx, args, 1, true);
-    let filter = filter_for_write(&key, Some(config::CF_INITIAL_SIZE.get()))?;
-    check_expansions(filter)?;
-    let reply = match tracked(filter, |f| insert_one(f, args.bytes(2), is_nx(args))) {
+    let filter = filter_for_write(&key, Some(config::CF_INITIAL_SIZE.get()), &mut write)?;
+    check_expansions(filter, &write)?;
+    let nx = is_nx(args);
+    write.items_from(2);
+    let reply = match tracked(filter, |f| insert_one(f, args, 2, nx, &mut write)) {
         Ok(inserted) => Ok(inserted),
         // Nothing changed: the kick-out was undone and the filter does not grow.
         Err(CuckooError::NoSpace) => return Err(error(errors::FILTER_FULL)),
         Err(CuckooError::TooLarge) => Err(error(errors::TOO_LARGE)),
         Err(_) => Err(error(errors::INSUFFICIENT_MEMORY)),
     };
-    // Growth may have happened before a later step failed: the replica must do the same.
-    propagate(ctx, args);
+    notify_write(ctx, args);
     reply_bool(ctx, reply?)
 }
 
@@ -180,6 +205,7 @@ pub fn insert(ctx: &Context, args: &Args) -> RedisResult {
     if args.len() < 4 {
         return Err(RedisError::WrongArity);
     }
+    let mut write = Write::new(ctx, args);
     let mut capacity = config::CF_INITIAL_SIZE.get();
     let mut nocreate = false;
     let mut items_at = None;
@@ -191,7 +217,9 @@ pub fn insert(ctx: &Context, args: &Args) -> RedisResult {
                     return Err(RedisError::WrongArity);
                 }
                 let value = args.integer(i + 1).ok_or(error(errors::CF_BAD_CAPACITY))?;
-                if value < 2 * i64::from(config::cf_defaults().bucket_size) {
+                // Checked against this server's default bucket size, so not for a write
+                // from the master or the AOF: it reaches an existing filter there.
+                if value < 2 * i64::from(config::cf_defaults().bucket_size) && !write.is_trusted() {
                     return Err(error(errors::CF_CAPACITY_TOO_SMALL));
                 }
                 capacity = value as u64;
@@ -213,15 +241,22 @@ pub fn insert(ctx: &Context, args: &Args) -> RedisResult {
         _ => return Err(RedisError::WrongArity),
     };
     let key = Key::open(ctx, args, 1, true);
-    let filter = filter_for_write(&key, (!nocreate).then_some(capacity))?;
-    check_expansions(filter)?;
+    let filter = filter_for_write(&key, (!nocreate).then_some(capacity), &mut write)?;
+    check_expansions(filter, &write)?;
     let nx = is_nx(args);
+    write.items_from(items_at);
     let outcomes = tracked(filter, |f| {
         (items_at..args.len())
-            .map(|i| insert_one(f, args.bytes(i), nx).ok())
+            .map(|i| match insert_one(f, args, i, nx, &mut write) {
+                Ok(inserted) => Some(inserted),
+                Err(e) => {
+                    write.item_failed(&e.to_string());
+                    None
+                }
+            })
             .collect::<Vec<Option<bool>>>()
     });
-    propagate(ctx, args);
+    notify_write(ctx, args);
     // CF.INSERTNX keeps integers in RESP3 too (1 inserted, 0 present, -1 no space), as
     // 2.6 does; CF.INSERT's elements are booleans there (no space → false).
     let mut reply = ArrayReply::with_len(ctx, outcomes.len());
@@ -278,17 +313,21 @@ pub fn count(ctx: &Context, args: &Args) -> RedisResult {
     Ok(RedisValue::Integer(n as i64))
 }
 
-/// CF.DEL key item — replicated before deleting, even when nothing is deleted.
+/// CF.DEL key item — replicated only when it deleted; its event is published either way.
 pub fn del(ctx: &Context, args: &Args) -> RedisResult {
     if args.len() != 3 {
         return Err(RedisError::WrongArity);
     }
+    let mut write = Write::new(ctx, args);
     let key = Key::open(ctx, args, 1, true);
     let KeyState::Ours(filter) = key.state::<CuckooFilter>(&CUCKOO_TYPE) else {
         return Err(error(errors::CF_NOT_FOUND));
     };
-    propagate(ctx, args);
+    notify_write(ctx, args);
     let deleted = tracked(filter, |f| f.delete(&CuckooHash::new(args.bytes(2))));
+    if deleted {
+        write.as_received();
+    }
     reply_bool(ctx, deleted)
 }
 
@@ -297,12 +336,17 @@ pub fn compact(ctx: &Context, args: &Args) -> RedisResult {
     if args.len() != 2 {
         return Err(RedisError::WrongArity);
     }
+    let mut write = Write::new(ctx, args);
     let key = Key::open(ctx, args, 1, true);
     let KeyState::Ours(filter) = key.state::<CuckooFilter>(&CUCKOO_TYPE) else {
         return Err(error(errors::CF_COMPACT_NOT_FOUND));
     };
-    tracked(filter, |f| f.compact(true));
-    propagate(ctx, args);
+    // With one sub-filter and no deletes counted, compaction has nothing to change.
+    if filter.num_filters() > 1 || filter.num_deletes() > 0 {
+        tracked(filter, |f| f.compact(true));
+        write.as_received();
+    }
+    notify_write(ctx, args);
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
 
@@ -361,6 +405,7 @@ pub fn loadchunk(ctx: &Context, args: &Args) -> RedisResult {
     if args.len() != 4 {
         return Err(RedisError::WrongArity);
     }
+    let mut write = Write::new(ctx, args);
     let key = Key::open(ctx, args, 1, true);
     let iter = args
         .integer(2)
@@ -376,7 +421,7 @@ pub fn loadchunk(ctx: &Context, args: &Args) -> RedisResult {
         if data.len() != HEADER_LEN {
             return Err(error(errors::INVALID_HEADER));
         }
-        let filter = cuckoo_dump::filter_from_header(data, max_bytes())
+        let filter = cuckoo_dump::filter_from_header(data, write.max_bytes())
             .map_err(|_| error(errors::COULD_NOT_CREATE_FILTER_FROM_HEADER))?;
         key.set(&CUCKOO_TYPE, Box::new(filter))?;
     } else {
@@ -384,6 +429,7 @@ pub fn loadchunk(ctx: &Context, args: &Args) -> RedisResult {
         cuckoo_dump::load_chunk(filter, iter, data)
             .map_err(|_| error(errors::COULD_NOT_LOAD_CHUNK))?;
     }
-    propagate(ctx, args);
+    write.as_received();
+    notify_write(ctx, args);
     Ok(RedisValue::SimpleStringStatic("OK"))
 }

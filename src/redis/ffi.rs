@@ -267,6 +267,11 @@ pub unsafe fn run_command(
     // The log line says a command failed; no data was changed after the failure point.
     let reply = catch_panic("a command", || handler(&context, &args))
         .unwrap_or(Err(RedisError::Str("ERR internal error in redbloom")));
+    if let Err(e) = &reply {
+        if super::write::is_trusted(&context) {
+            super::write::log_divergence(&context, &args, &e.to_string());
+        }
+    }
     context.reply(reply) as c_int
 }
 
@@ -859,6 +864,52 @@ pub const fn type_methods<T: ModuleValue>() -> raw::RedisModuleTypeMethods {
         unlink2: None,
         copy2: None,
         aux_save2: None,
+    }
+}
+
+/// One argument of a replicated command.
+pub enum Replicated<'a> {
+    /// Argument `i` of the running command, passed on without a copy.
+    Arg(usize),
+    Bytes(&'a [u8]),
+}
+
+/// Sends `name parts…` to replicas and the AOF (`RedisModule_Replicate`; Redis wraps the
+/// commands of one command in MULTI/EXEC when there are several).
+pub fn replicate(ctx: &Context, args: &Args, name: &str, parts: &[Replicated]) {
+    let Ok(name) = CString::new(name) else {
+        return;
+    };
+    let mut created = Vec::new();
+    let argv: Vec<*mut raw::RedisModuleString> = parts
+        .iter()
+        .map(|part| match part {
+            Replicated::Arg(i) => args.raw(*i),
+            Replicated::Bytes(bytes) => {
+                let s = unsafe {
+                    raw::RedisModule_CreateString.unwrap()(
+                        ptr::null_mut(),
+                        bytes.as_ptr().cast::<c_char>(),
+                        bytes.len(),
+                    )
+                };
+                created.push(s);
+                s
+            }
+        })
+        .collect();
+    // "v": a vector of strings; Redis keeps its own reference to each.
+    unsafe {
+        raw::RedisModule_Replicate.unwrap()(
+            ctx.ctx,
+            name.as_ptr(),
+            c"v".as_ptr(),
+            argv.as_ptr(),
+            argv.len(),
+        )
+    };
+    for s in created {
+        unsafe { raw::RedisModule_FreeString.unwrap()(ptr::null_mut(), s) };
     }
 }
 

@@ -10,3 +10,4 @@ pub mod errors;
 pub mod ffi;
 pub mod stats;
 pub mod types;
+pub mod write;

@@ -1,0 +1,218 @@
+//! What a write command did, and what replicas and the AOF receive for it: the effect,
+//! never the request. A command replicated as received would be re-run on the replica
+//! with the replica's own config defaults and limits, and could build another filter or
+//! be refused (issue 12). Handlers report here what they changed; when the handler ends,
+//! [`Write`] replicates commands that recreate exactly that:
+//!
+//! - a new filter: a creation command with every parameter explicit (`BF.RESERVE key
+//!   <error> <capacity> EXPANSION <n>`, `CF.RESERVE key <capacity> BUCKETSIZE <b>
+//!   MAXITERATIONS <m> EXPANSION <e>`; a non-scaling Bloom filter, whose stored expansion
+//!   no RESERVE can state, as `BF.LOADCHUNK key 1 <header>` of the new, empty filter);
+//! - then the items that changed the filter, in order (`BF.MADD key …`, one `CF.ADD key
+//!   item` each);
+//! - the command as received when that does exactly the same anywhere: no filter created
+//!   and every item applied, a DEL that deleted, a compaction, a LOADCHUNK;
+//! - nothing when nothing changed.
+//!
+//! Every command is valid for RedisBloom 2.4.20 (BF, CF). Redis wraps several commands
+//! of one command in MULTI/EXEC. Writes arriving from the master or from AOF loading are
+//! "trusted": the local ceiling and expansion limit do not apply to them (they were
+//! checked where the write was accepted), so a replica never refuses what its master did.
+
+use super::bf::{BloomKind, NewFilter};
+use super::config;
+use super::ffi::{replicate, Args, Replicated};
+use crate::filter::cuckoo::CuckooParams;
+use crate::filter::fmt::shortest;
+use redis_module::{Context, ContextFlags};
+
+/// Whether the write being run comes from the master or from loading the AOF.
+pub fn is_trusted(ctx: &Context) -> bool {
+    ctx.get_flags()
+        .intersects(ContextFlags::REPLICATED | ContextFlags::LOADING)
+}
+
+/// A creation command: its name after the family (`RESERVE`, `LOADCHUNK`) and its
+/// arguments after the key.
+struct Creation {
+    name: &'static str,
+    args: Vec<Vec<u8>>,
+}
+
+/// The effects of one write command on its key; replicated when dropped.
+pub struct Write<'a> {
+    ctx: &'a Context,
+    args: &'a Args<'a>,
+    trusted: bool,
+    created: Option<Creation>,
+    /// The first argument holding an item, if the command takes items.
+    items_from: Option<usize>,
+    /// Arguments holding items that changed the filter, in the order they were applied.
+    added: Vec<usize>,
+    /// The request itself is the effect.
+    as_received: bool,
+}
+
+impl<'a> Write<'a> {
+    pub fn new(ctx: &'a Context, args: &'a Args<'a>) -> Self {
+        Write {
+            ctx,
+            args,
+            trusted: is_trusted(ctx),
+            created: None,
+            items_from: None,
+            added: Vec::new(),
+            as_received: false,
+        }
+    }
+
+    /// Whether this write comes from the master or from loading the AOF.
+    pub fn is_trusted(&self) -> bool {
+        self.trusted
+    }
+
+    /// The per-filter memory ceiling for this write (none for trusted writes: only a
+    /// genuine allocation failure can stop them).
+    pub fn max_bytes(&self) -> u64 {
+        if self.trusted {
+            u64::MAX
+        } else {
+            config::MAX_FILTER_BYTES.get()
+        }
+    }
+
+    /// The number of Cuckoo sub-filters at which inserts are refused (none when trusted).
+    pub fn cf_max_filters(&self) -> u64 {
+        if self.trusted {
+            u64::MAX
+        } else {
+            config::CF_MAX_EXPANSIONS.get()
+        }
+    }
+
+    /// A per-item failure of a multi-item command. Logged when the write is trusted: the
+    /// master (or the server that wrote the AOF) did apply the item.
+    pub fn item_failed(&self, text: &str) {
+        if self.trusted {
+            log_divergence(self.ctx, self.args, text);
+        }
+    }
+
+    /// A Bloom-style filter was created from `params` (`filter` as just created).
+    pub fn created_bloom<F: BloomKind>(&mut self, params: &NewFilter, filter: &F) {
+        self.created = Some(if params.scaling {
+            Creation {
+                name: "RESERVE",
+                args: vec![
+                    shortest(params.error).into_bytes(),
+                    params.capacity.to_string().into_bytes(),
+                    b"EXPANSION".to_vec(),
+                    params.growth.to_string().into_bytes(),
+                ],
+            }
+        } else {
+            Creation {
+                name: "LOADCHUNK",
+                args: vec![b"1".to_vec(), filter.dump_header()],
+            }
+        });
+    }
+
+    /// A Cuckoo filter was created from `params`.
+    pub fn created_cuckoo(&mut self, params: CuckooParams) {
+        self.created = Some(Creation {
+            name: "RESERVE",
+            args: vec![
+                params.capacity.to_string().into_bytes(),
+                b"BUCKETSIZE".to_vec(),
+                params.bucket_size.to_string().into_bytes(),
+                b"MAXITERATIONS".to_vec(),
+                params.max_iterations.to_string().into_bytes(),
+                b"EXPANSION".to_vec(),
+                params.expansion.to_string().into_bytes(),
+            ],
+        });
+    }
+
+    /// The command's items are its arguments from `i` on.
+    pub fn items_from(&mut self, i: usize) {
+        self.items_from = Some(i);
+    }
+
+    /// The item in argument `i` was added and changed the filter.
+    pub fn added(&mut self, i: usize) {
+        self.added.push(i);
+    }
+
+    /// The command did exactly what it says, whatever the server's configs: LOADCHUNK
+    /// (explicit data), a DEL that deleted, a compaction.
+    pub fn as_received(&mut self) {
+        self.as_received = true;
+    }
+
+    /// Whether the command, replayed as received, does exactly what it did here: no
+    /// filter created and every one of its items applied.
+    fn same_as_received(&self) -> bool {
+        self.as_received
+            || (self.created.is_none()
+                && self.items_from.is_some_and(|from| {
+                    self.added.len() == self.args.len() - from
+                        && self.added.iter().copied().eq(from..self.args.len())
+                }))
+    }
+
+    /// `BF`, `CF`, `CBF`: the command's family, from its name.
+    fn family(&self) -> String {
+        let name = self.args.bytes(0);
+        let end = name.iter().position(|&c| c == b'.').unwrap_or(name.len());
+        String::from_utf8_lossy(&name[..end]).to_ascii_uppercase()
+    }
+
+    /// Replicates `<family>.<name> key rest…`.
+    fn send(&self, family: &str, name: &str, rest: impl Iterator<Item = Replicated<'a>>) {
+        let parts: Vec<Replicated> = std::iter::once(Replicated::Arg(1)).chain(rest).collect();
+        replicate(self.ctx, self.args, &format!("{family}.{name}"), &parts);
+    }
+}
+
+impl Drop for Write<'_> {
+    fn drop(&mut self) {
+        if self.same_as_received() {
+            self.ctx.replicate_verbatim();
+            return;
+        }
+        if self.created.is_none() && self.added.is_empty() {
+            return;
+        }
+        let family = self.family();
+        if let Some(created) = &self.created {
+            let rest = created.args.iter().map(|a| Replicated::Bytes(a));
+            self.send(&family, created.name, rest);
+        }
+        if self.added.is_empty() {
+            return;
+        }
+        if family == "CF" {
+            for &i in &self.added {
+                self.send(&family, "ADD", std::iter::once(Replicated::Arg(i)));
+            }
+        } else {
+            let items = self.added.iter().map(|&i| Replicated::Arg(i));
+            self.send(&family, "MADD", items);
+        }
+    }
+}
+
+/// Logs a write from the master or the AOF that this server could not apply: the data
+/// sets now differ, which must not go unnoticed.
+pub fn log_divergence(ctx: &Context, args: &Args, error: &str) {
+    let command = String::from_utf8_lossy(args.bytes(0));
+    let key = match args.len() {
+        0 | 1 => String::new(),
+        _ => String::from_utf8_lossy(args.bytes(1)).into_owned(),
+    };
+    ctx.log_warning(&format!(
+        "redbloom: {command} {key} from the master or the AOF failed here ({error}); \
+         this server's data now differs from the source"
+    ));
+}
