@@ -7,8 +7,8 @@ pub mod redis;
 use filter::chain::Chain;
 use filter::counting::CountingChain;
 use redis::ffi::{register_command, CommandSpec, KeyAccess};
-use redis::types::{BLOOM_TYPE, COUNTING_TYPE, CUCKOO_TYPE};
-use redis::{bf, cbf, cf};
+use redis::types::{BLOOM_TYPE, COUNTING_TYPE, CUCKOO_TYPE, WINDOW_TYPE};
+use redis::{bf, cbf, cf, wbf};
 use redis_module::{redis_module, Context, RedisString, Status};
 
 /// MODULE LIST `ver`: the RedisBloom version whose replies redbloom gives, as clients and
@@ -55,6 +55,7 @@ fn commands() -> Vec<CommandSpec> {
         acl_category: match name.split('.').next() {
             Some("bf") => "bloom",
             Some("cf") => "cuckoo",
+            Some("wbf") => "wbf",
             _ => "cbf",
         },
     };
@@ -104,6 +105,16 @@ fn commands() -> Vec<CommandSpec> {
         spec("cbf.debug", command_entry!(bf::debug::<CountingChain>), RO, 2, Read, "Returns internal debug information about a counting Bloom filter", "O(n), where n is the number of sub-filters", KEY),
         spec("cbf.scandump", command_entry!(bf::scandump::<CountingChain>), RO, 3, Read, "Begins an incremental save of the counting Bloom filter", CAPACITY_COMPLEXITY, SCANDUMP_ARGS),
         spec("cbf.loadchunk", command_entry!(bf::loadchunk::<CountingChain>), RW, 4, Write, LOADCHUNK_SUMMARY, CAPACITY_COMPLEXITY, LOADCHUNK_ARGS),
+        spec("wbf.reserve", command_entry!(wbf::reserve), RW, -4, Write, "Creates a new sliding-window Bloom filter", "O(1)", "key:key error_rate:double capacity:integer [WINDOW milliseconds:integer]"),
+        spec("wbf.add", command_entry!(wbf::add), RW, 3, Write, "Adds an item to a sliding-window Bloom filter", WBF_ITEM_COMPLEXITY, KEY_ITEM),
+        spec("wbf.madd", command_entry!(wbf::madd), RW, -3, Write, "Adds one or more items to a sliding-window Bloom filter", WBF_MULTI_COMPLEXITY, KEY_ITEMS),
+        spec("wbf.exists", command_entry!(wbf::exists), RO, 3, Read, "Checks whether an item was added to a sliding-window Bloom filter within its window", WBF_ITEM_COMPLEXITY, KEY_ITEM),
+        spec("wbf.mexists", command_entry!(wbf::mexists), RO, -3, Read, "Checks whether one or more items were added to a sliding-window Bloom filter within its window", WBF_MULTI_COMPLEXITY, KEY_ITEMS),
+        spec("wbf.info", command_entry!(wbf::info), RO, -2, Read, "Returns information about a sliding-window Bloom filter", "O(k)", "key:key [CAPACITY|WINDOW|ERROR|SIZE|GENERATIONS|ITEMS]"),
+        spec("wbf.card", command_entry!(wbf::card), RO, 2, Read, "Returns the number of items added within the window of a sliding-window Bloom filter", "O(k)", KEY),
+        spec("wbf.scandump", command_entry!(wbf::scandump), RO, 3, Read, "Begins an incremental save of the sliding-window Bloom filter", CAPACITY_COMPLEXITY, SCANDUMP_ARGS),
+        spec("wbf.loadchunk", command_entry!(wbf::loadchunk), RW, 4, Write, LOADCHUNK_SUMMARY, CAPACITY_COMPLEXITY, LOADCHUNK_ARGS),
+        spec("wbf.at", command_entry!(wbf::at), RW, -5, Write, "A write at the master's time, as replicas and the AOF receive WBF writes (refused from clients)", WBF_MULTI_COMPLEXITY, "key:key milliseconds:integer subcommand:string argument:string..."),
     ]
 }
 
@@ -114,6 +125,10 @@ const CBF_MULTI_COMPLEXITY: &str =
 const CBF_MADD_SUMMARY: &str =
     "Adds one or more items to a counting Bloom filter. A filter will be created if it does not exist";
 
+const WBF_ITEM_COMPLEXITY: &str = "O(k), where k is the number of slices an item is added to";
+const WBF_MULTI_COMPLEXITY: &str =
+    "O(k * n), where k is the number of slices an item is added to and n the number of items";
+
 fn init(ctx: &Context, args: &[RedisString]) -> Status {
     let args: Vec<Vec<u8>> = args.iter().map(|a| a.as_slice().to_vec()).collect();
     if let Err(message) = redis::config::apply_load_args(&args) {
@@ -121,7 +136,7 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
         return Status::Err;
     }
     redis::config::register(ctx);
-    if let Err(message) = redis::ffi::add_acl_categories(ctx, &["bloom", "cuckoo", "cbf"]) {
+    if let Err(message) = redis::ffi::add_acl_categories(ctx, &["bloom", "cuckoo", "cbf", "wbf"]) {
         ctx.log_warning(&message);
         return Status::Err;
     }
@@ -147,6 +162,6 @@ redis_module! {
     name: "bf",
     version: REDISBLOOM_COMPATIBLE_VERSION,
     allocator: (redis::ffi::ModuleAllocator, redis::ffi::ModuleAllocator),
-    data_types: [BLOOM_TYPE, CUCKOO_TYPE, COUNTING_TYPE],
+    data_types: [BLOOM_TYPE, CUCKOO_TYPE, COUNTING_TYPE, WINDOW_TYPE],
     init: init,
 }

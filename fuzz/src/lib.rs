@@ -10,7 +10,10 @@ use redbloom::filter::counting::{CountingAdd, CountingChain};
 use redbloom::filter::counting_dump;
 use redbloom::filter::cuckoo::{CuckooFilter, CuckooHash};
 use redbloom::filter::cuckoo_dump;
+use redbloom::filter::hash::HashPair;
 use redbloom::filter::rdb::{self, Field, Fields};
+use redbloom::filter::window::WindowFilter;
+use redbloom::filter::window_dump;
 
 pub mod targets;
 
@@ -303,6 +306,22 @@ mod seeds {
         out
     }
 
+    fn windows() -> Vec<WindowFilter> {
+        let mut out = Vec::new();
+        for (cap, err, window, n) in [
+            (10, 0.1, None, 30),
+            (20, 0.01, Some(500), 10),
+            (4, 0.3, Some(3), 9),
+        ] {
+            let mut f = WindowFilter::new(cap, err, window, 1000, u64::MAX).unwrap();
+            for i in 0..n {
+                f.add(HashPair::wide(format!("{i}").as_bytes()), 1000 + 7 * i);
+            }
+            out.push(f);
+        }
+        out
+    }
+
     #[test]
     #[ignore]
     fn write_seeds() {
@@ -355,6 +374,31 @@ mod seeds {
             seed.extend_from_slice(&enc);
             seed.extend_from_slice(&ops());
             write("cf_rdb", &format!("seed{i}"), &seed);
+        }
+        for (i, filter) in windows().into_iter().enumerate() {
+            let header = window_dump::header(&filter);
+            let mut seed = (header.len() as u16).to_le_bytes().to_vec();
+            seed.extend_from_slice(&header);
+            let mut chunks = Vec::new();
+            let mut iter = 1;
+            while let Some((next, data)) = window_dump::chunk(&filter, iter) {
+                chunks.extend_from_slice(&next.to_le_bytes());
+                chunks.extend_from_slice(&(data.len() as u16).to_le_bytes());
+                chunks.extend_from_slice(data);
+                iter = next;
+            }
+            seed.extend_from_slice(&(chunks.len() as u16).to_le_bytes());
+            seed.extend_from_slice(&chunks);
+            seed.extend_from_slice(&ops());
+            write("wbf_dump", &format!("seed{i}"), &seed);
+            let mut fields = Fields::default();
+            rdb::save_window(&filter, &mut fields);
+            let enc = encode_fields(&fields);
+            let mut seed = vec![2];
+            seed.extend_from_slice(&(enc.len() as u16).to_le_bytes());
+            seed.extend_from_slice(&enc);
+            seed.extend_from_slice(&ops());
+            write("wbf_rdb", &format!("seed{i}"), &seed);
         }
         write("ops", "seed0", &[0u8; 64]);
         let mut mixed: Vec<u8> = (0..=255u8).collect();
@@ -423,4 +467,89 @@ pub fn exercise_counting(mut chain: CountingChain, input: &mut Input) {
         assert!(chain.contains(chain.hash(item)), "false negative {item:?}");
     }
     cbf_round_trip(&chain);
+}
+
+/// A window filter survives the AOF-rewrite sequence (header + every chunk) and an RDB
+/// save → load unchanged.
+pub fn wbf_round_trip(filter: &WindowFilter) {
+    let header = window_dump::header(filter);
+    let mut copy = window_dump::filter_from_header(&header, u64::MAX)
+        .unwrap_or_else(|e| panic!("the header of an accepted filter is refused: {e:?}"));
+    let mut iter = 1;
+    while let Some((next, data)) = window_dump::chunk(filter, iter) {
+        window_dump::load_chunk(&mut copy, next, data).expect("a chunk of SCANDUMP is refused");
+        iter = next;
+    }
+    assert_eq!(&copy, filter, "SCANDUMP → LOADCHUNK changed the filter");
+    let mut fields = Fields::default();
+    rdb::save_window(filter, &mut fields);
+    let loaded = rdb::load_window(&mut fields, rdb::WINDOW_ENCODING);
+    assert_eq!(
+        loaded.as_ref(),
+        Some(filter),
+        "RDB save → load changed the filter"
+    );
+}
+
+/// Uses a window filter a decoder accepted: adds at times that move forwards and back,
+/// reads, dumps. An item is found right after its add; a counted window finds its last
+/// `l · g` adds; a timed window that received no more adds than its capacity finds every
+/// item within a window of its add (measured in the latest time a write saw); reads never
+/// change the filter.
+pub fn exercise_window(mut filter: WindowFilter, input: &mut Input) {
+    let fresh = filter.counts.iter().all(|&c| c == 0);
+    let mut now = filter.base;
+    let mut written = now;
+    let mut adds: Vec<(Vec<u8>, u64)> = Vec::new();
+    for _ in 0..MAX_OPS {
+        let Some(op) = input.u8() else { break };
+        match op % 8 {
+            0..=3 => {
+                now = now.saturating_add(u64::from(input.u16()));
+                let item = input.item();
+                let pair = HashPair::wide(&item);
+                filter.add(pair, now);
+                assert!(
+                    filter.contains(pair, now),
+                    "false negative right after the add"
+                );
+                written = written.max(now);
+                adds.push((item, now));
+            }
+            4 => now = now.saturating_sub(u64::from(input.u16())),
+            5 => {
+                let before = filter.clone();
+                let at = now.saturating_add(u64::from(input.u16()));
+                let _ = (
+                    filter.contains(HashPair::wide(&input.item()), at),
+                    filter.items(at),
+                );
+                assert_eq!(filter, before, "a read changed the filter");
+            }
+            6 => {
+                let _ = (filter.mem_usage(), filter.stored_items());
+                let _ = window_dump::chunk(&filter, input.i64());
+            }
+            _ => wbf_round_trip(&filter),
+        }
+    }
+    let keep = (u64::from(filter.shape.l) * filter.shape.generation_size) as usize;
+    if !filter.is_timed() {
+        for (item, _) in adds.iter().rev().take(keep) {
+            assert!(
+                filter.contains(HashPair::wide(item), now),
+                "false negative {item:?}"
+            );
+        }
+    } else if fresh && adds.len() as u64 <= filter.capacity {
+        for (item, at) in &adds {
+            if written < at.saturating_add(filter.window) {
+                assert!(
+                    filter.contains(HashPair::wide(item), written),
+                    "false negative {item:?}"
+                );
+            }
+        }
+    }
+    wbf_round_trip(&filter);
 }

@@ -3,13 +3,17 @@
 //! (`seeds/<name>/`) through it, so `make test` keeps every target compiling and its seeds
 //! passing without the fuzzing toolchain.
 
-use crate::{exercise_chain, exercise_counting, exercise_cuckoo, fields_from, Input, MAX_BYTES};
+use crate::{
+    exercise_chain, exercise_counting, exercise_cuckoo, exercise_window, fields_from, Input,
+    MAX_BYTES,
+};
 use redbloom::filter::bloom_dump;
 use redbloom::filter::chain::{AddOutcome, Chain};
 use redbloom::filter::counting_dump;
 use redbloom::filter::cuckoo::{CuckooFilter, CuckooHash, CuckooParams};
 use redbloom::filter::cuckoo_dump::{self, ScanDump};
 use redbloom::filter::rdb::{self, Fields};
+use redbloom::filter::window_dump;
 
 /// BF.LOADCHUNK: a header (any bytes), then data chunks at any iterators, then the filter
 /// in use. Input: [u16 header length][header][u16 chunks length][(i64 iter, u16 len, data)...]
@@ -248,17 +252,57 @@ pub fn ops(data: &[u8]) {
     }
 }
 
+/// WBF.LOADCHUNK: a header (any bytes), then data chunks at any iterators, then the filter
+/// in use. Input: [u16 header length][header][u16 chunks length][(i64 iter, u16 len, data)...]
+/// [filter operations].
+pub fn wbf_dump(data: &[u8]) {
+    let mut input = Input::new(data);
+    let len = usize::from(input.u16());
+    let header = input.bytes(len);
+    let Ok(mut filter) = window_dump::filter_from_header(header, MAX_BYTES) else {
+        return;
+    };
+    assert!(filter.is_valid());
+    let mut chunks = input.split();
+    while !chunks.is_empty() {
+        let iter = chunks.i64();
+        let len = usize::from(chunks.u16());
+        let data = chunks.bytes(len);
+        let before = filter.clone();
+        if window_dump::load_chunk(&mut filter, iter, data).is_err() {
+            assert_eq!(filter, before, "a refused chunk changed the filter");
+        }
+    }
+    exercise_window(filter, &mut input);
+}
+
+/// The window filter's RDB decoder (`rdb::load_window`) over a field stream built from the
+/// input, then the loaded filter in use. Input: [encver byte][u16 fields length][fields]
+/// [operations].
+pub fn wbf_rdb(data: &[u8]) {
+    let mut input = Input::new(data);
+    let encver = i32::from(input.u8().unwrap_or(0) % 4) - 1;
+    let mut fields = fields_from(&mut input.split());
+    let Some(filter) = rdb::load_window(&mut fields, encver) else {
+        return;
+    };
+    assert!(filter.is_valid());
+    exercise_window(filter, &mut input);
+}
+
 /// A target's entry point: one input.
 pub type Target = fn(&[u8]);
 
 /// Every target by name, as `fuzz_targets/` and `seeds/` name them.
-pub const ALL: [(&str, Target); 7] = [
+pub const ALL: [(&str, Target); 9] = [
     ("bf_dump", bf_dump),
     ("cf_dump", cf_dump),
     ("cbf_dump", cbf_dump),
     ("bf_rdb", bf_rdb),
     ("cf_rdb", cf_rdb),
     ("cbf_rdb", cbf_rdb),
+    ("wbf_dump", wbf_dump),
+    ("wbf_rdb", wbf_rdb),
     ("ops", ops),
 ];
 

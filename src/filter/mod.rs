@@ -14,6 +14,8 @@ pub mod cuckoo_dump;
 pub mod fmt;
 pub mod hash;
 pub mod rdb;
+pub mod window;
+pub mod window_dump;
 #[cfg(test)]
 mod testing;
 

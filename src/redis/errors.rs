@@ -37,6 +37,11 @@ pub const RECEIVED_BAD_DATA: &str = "ERR received bad data";
 pub const NO_LINK_FOUND: &str = "ERR invalid offset - no link found";
 pub const CHUNK_TOO_BIG: &str = "ERR invalid chunk - Too big for current filter";
 
+// WBF.RESERVE, WBF.AT
+pub const BAD_WINDOW: &str = "ERR bad window";
+pub const BAD_TIME: &str = "ERR bad time";
+pub const AT_FROM_CLIENT: &str = "ERR WBF.AT is accepted only from the master or the AOF";
+
 // CF.RESERVE
 pub const CF_BAD_CAPACITY: &str = "Bad capacity";
 pub const PARSE_MAXITERATIONS: &str = "Couldn't parse MAXITERATIONS";

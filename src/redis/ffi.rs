@@ -625,6 +625,28 @@ pub enum Resp2Fields {
 /// Replies with labelled fields: a RESP3 map, or the RESP2 array `resp2` describes.
 /// Labels are simple strings and a `None` value is null (RESP2: a nil bulk string).
 pub fn reply_fields(ctx: &Context, fields: &[Field], resp2: Resp2Fields) -> RedisResult {
+    let values: Vec<(&'static str, FieldValue)> = fields
+        .iter()
+        .map(|&(label, value)| (label, value.map_or(FieldValue::Null, FieldValue::Integer)))
+        .collect();
+    reply_field_values(ctx, &values, resp2)
+}
+
+/// A value of [`reply_field_values`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FieldValue {
+    Integer(i64),
+    /// A RESP3 double; RESP2: a bulk string of its shortest decimal form.
+    Double(f64),
+    Null,
+}
+
+/// [`reply_fields`] with values of any [`FieldValue`] kind.
+pub fn reply_field_values(
+    ctx: &Context,
+    fields: &[(&'static str, FieldValue)],
+    resp2: Resp2Fields,
+) -> RedisResult {
     let protocol = Protocol::of(ctx);
     let len = fields.len() as std::os::raw::c_long;
     let labels = protocol.maps || resp2 == Resp2Fields::Labelled;
@@ -641,9 +663,12 @@ pub fn reply_fields(ctx: &Context, fields: &[Field], resp2: Resp2Fields) -> Redi
             unsafe { raw::RedisModule_ReplyWithSimpleString.unwrap()(ctx.ctx, label.as_ptr()) };
         }
         match value {
-            Some(value) => put_integer(ctx, value),
+            FieldValue::Integer(value) => put_integer(ctx, value),
+            FieldValue::Double(value) => unsafe {
+                raw::RedisModule_ReplyWithDouble.unwrap()(ctx.ctx, value);
+            },
             // The server writes `_` for a RESP3 client, `$-1` for a RESP2 one.
-            None => unsafe {
+            FieldValue::Null => unsafe {
                 raw::RedisModule_ReplyWithNull.unwrap()(ctx.ctx);
             },
         }
@@ -916,20 +941,25 @@ pub fn replicate(ctx: &Context, args: &Args, name: &str, parts: &[Replicated]) {
 /// Publishes a keyspace event named after the command (`bf.add`, `cf.del`, ...) for the
 /// key at argument 1, of class `d` (module events).
 pub fn notify_write(ctx: &Context, args: &Args) {
-    let mut event = [0u8; 32];
-    let name = args.bytes(0);
-    if name.len() >= event.len() {
+    notify_event(ctx, args.bytes(0), args, 1);
+}
+
+/// Publishes the keyspace event `event` (lower-cased; class `d`, module events) for the
+/// key at argument `key` of `args`.
+pub fn notify_event(ctx: &Context, event: &[u8], args: &Args, key: usize) {
+    let mut name = [0u8; 32];
+    if event.len() >= name.len() {
         return;
     }
-    for (dst, src) in event.iter_mut().zip(name) {
+    for (dst, src) in name.iter_mut().zip(event) {
         *dst = src.to_ascii_lowercase();
     }
     unsafe {
         raw::RedisModule_NotifyKeyspaceEvent.unwrap()(
             ctx.ctx,
             raw::REDISMODULE_NOTIFY_MODULE as c_int,
-            event.as_ptr().cast::<c_char>(),
-            args.raw(1),
+            name.as_ptr().cast::<c_char>(),
+            args.raw(key),
         );
     }
 }

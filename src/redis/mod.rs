@@ -10,4 +10,5 @@ pub mod errors;
 pub mod ffi;
 pub mod stats;
 pub mod types;
+pub mod wbf;
 pub mod write;

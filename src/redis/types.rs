@@ -1,7 +1,7 @@
 //! The module data types and how each filter is persisted, copied and counted.
 
 use super::ffi::{type_methods, AofWriter, ModuleValue, RdbReader};
-use super::stats::{Snapshot, TypeStats, BLOOM_STATS, COUNTING_STATS, CUCKOO_STATS};
+use super::stats::{Snapshot, TypeStats, BLOOM_STATS, COUNTING_STATS, CUCKOO_STATS, WINDOW_STATS};
 use crate::filter::bloom_dump;
 use crate::filter::chain::Chain;
 use crate::filter::counting::CountingChain;
@@ -9,6 +9,8 @@ use crate::filter::counting_dump;
 use crate::filter::cuckoo::CuckooFilter;
 use crate::filter::cuckoo_dump;
 use crate::filter::rdb::{self, FieldWriter};
+use crate::filter::window::WindowFilter;
+use crate::filter::window_dump;
 use redis_module::native_types::RedisType;
 
 /// RedisBloom's Bloom filter type: same name and encoding, so RDB files move both ways.
@@ -147,5 +149,53 @@ impl ModuleValue for CountingChain {
 
     fn stats() -> &'static TypeStats {
         &COUNTING_STATS
+    }
+}
+
+/// The sliding-window Bloom filter type: redbloom's own, encoding 1.
+pub static WINDOW_TYPE: RedisType = RedisType::new(
+    "RBslideBF",
+    rdb::WINDOW_ENCODING,
+    type_methods::<WindowFilter>(),
+);
+
+impl ModuleValue for WindowFilter {
+    fn save<W: FieldWriter>(&self, out: &mut W) {
+        rdb::save_window(self, out);
+    }
+
+    fn load(input: &mut RdbReader, encver: i32) -> Option<Self> {
+        rdb::load_window(input, encver)
+    }
+
+    /// A WBF.LOADCHUNK sequence, exactly what WBF.SCANDUMP would return (the header holds
+    /// the generations' times).
+    fn aof_rewrite(&self, aof: &mut AofWriter) {
+        aof.emit_chunk(c"WBF.LOADCHUNK", 1, &window_dump::header(self));
+        let mut iter = 1;
+        while let Some((next, data)) = window_dump::chunk(self, iter) {
+            aof.emit_chunk(c"WBF.LOADCHUNK", next, data);
+            iter = next;
+        }
+    }
+
+    fn mem_usage(&self) -> usize {
+        WindowFilter::mem_usage(self) as usize
+    }
+
+    fn try_clone(&self) -> Option<Self> {
+        WindowFilter::try_clone(self)
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            bytes: WindowFilter::mem_usage(self) as i64,
+            items: self.stored_items() as i64,
+            sub_filters: i64::from(self.shape.slices()),
+        }
+    }
+
+    fn stats() -> &'static TypeStats {
+        &WINDOW_STATS
     }
 }

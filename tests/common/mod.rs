@@ -623,13 +623,15 @@ impl RawConnection {
                 Reply::Array(Some((0..len).map(|_| self.parse()).collect()))
             }
             // RESP3 types (after HELLO 3) folded into the RESP2 shapes; `last_raw` tells
-            // them apart: a map is its flat key/value array, null a nil bulk, a boolean 1/0.
+            // them apart: a map is its flat key/value array, null a nil bulk, a boolean 1/0,
+            // a double the bulk string of its digits.
             "%" => {
                 let len: i64 = rest.parse().expect("length");
                 Reply::Array(Some((0..2 * len).map(|_| self.parse()).collect()))
             }
             "_" => Reply::Bulk(None),
             "#" => Reply::Int(i64::from(rest == "t")),
+            "," => Reply::Bulk(Some(rest.as_bytes().to_vec())),
             _ => panic!("unexpected reply line {line:?}"),
         }
     }
