@@ -14,10 +14,10 @@ pub mod cuckoo_dump;
 pub mod fmt;
 pub mod hash;
 pub mod rdb;
-pub mod window;
-pub mod window_dump;
 #[cfg(test)]
 mod testing;
+pub mod window;
+pub mod window_dump;
 
 /// Default per-filter memory ceiling (bytes of filter data) when the caller sets none.
 pub const DEFAULT_MAX_FILTER_BYTES: u64 = 4 << 30;
