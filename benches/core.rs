@@ -1,5 +1,5 @@
 //! Criterion benchmarks of the core (no Redis): hashing, Bloom links at 1 K, 10 M and 100 M
-//! capacity, a 14-link chain, the Cuckoo and counting filters — and, as speed references
+//! capacity (classic and BLOCKED layout), a 14-link chain, the Cuckoo and counting filters — and, as speed references
 //! on the same workloads through one adapter, the `fastbloom` and `bloomfilter` crates.
 //! Compare within one run: the machine is shared.
 
@@ -73,6 +73,12 @@ fn implementations(capacity: usize, fill: usize) -> Vec<(&'static str, Box<dyn B
             "redbloom",
             Box::new(Redbloom(
                 Chain::new(capacity as u64, 0.01, 2, false, u64::MAX).unwrap(),
+            )),
+        ),
+        (
+            "redbloom-blocked",
+            Box::new(Redbloom(
+                Chain::with_layout(capacity as u64, 0.01, 2, false, true, u64::MAX).unwrap(),
             )),
         ),
         (

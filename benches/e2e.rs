@@ -451,6 +451,16 @@ fn main() {
             count: Some("CBF.CARD"),
             on_reference: false,
         },
+        // The cache-local layout beside the classic one above, same capacity and rate.
+        Filter {
+            key: "bf100mblk",
+            create: "BF.RESERVE bf100mblk 0.01 100000000 BLOCKED",
+            fill_command: "BF.MADD",
+            fill: 50_000_000,
+            fill_scales: true,
+            count: Some("BF.INFO"),
+            on_reference: false,
+        },
         // Cache-resident: what a command costs without memory stalls.
         Filter {
             key: "bf1k",
@@ -649,6 +659,43 @@ fn main() {
             100,
             batch_on(b"BF.MADD", "bf100m", b"madd:"),
         ),
+        // BLOCKED ÷ classic: the targets of issue 14 (≤ 0.8× single, ≤ 0.4× ×100).
+        w(
+            "BLOCKED BF.EXISTS 100M",
+            Some("bf100mblk"),
+            Some(("BF.EXISTS 100M", Some(0.8))),
+            None,
+            n,
+            1,
+            single_on(b"BF.EXISTS", "bf100mblk", b"fill:"),
+        ),
+        w(
+            "BLOCKED BF.ADD 100M",
+            Some("bf100mblk"),
+            Some(("BF.ADD 100M", Some(0.8))),
+            None,
+            n,
+            1,
+            single_on(b"BF.ADD", "bf100mblk", b"add:"),
+        ),
+        w(
+            "BLOCKED BF.MEXISTS×100 100M",
+            Some("bf100mblk"),
+            Some(("BF.MEXISTS×100 100M", Some(0.4))),
+            None,
+            nb,
+            100,
+            batch_on(b"BF.MEXISTS", "bf100mblk", b"fill:"),
+        ),
+        w(
+            "BLOCKED BF.MADD×100 100M",
+            Some("bf100mblk"),
+            Some(("BF.MADD×100 100M", Some(0.4))),
+            None,
+            nb,
+            100,
+            batch_on(b"BF.MADD", "bf100mblk", b"madd:"),
+        ),
         w(
             "CF.EXISTS 10M",
             Some("cf10m"),
@@ -714,15 +761,23 @@ fn main() {
         .iter()
         .filter(|w| only.is_empty() || only.iter().any(|o| w.name.contains(o.as_str())))
         .collect();
-    // A selected workload's baseline runs too.
-    let selected: Vec<&Workload> = workloads
-        .iter()
-        .filter(|w| {
-            selected
-                .iter()
-                .any(|s| s.name == w.name || s.baseline.is_some_and(|b| b.0 == w.name))
-        })
-        .collect();
+    // A selected workload's baseline runs too, and the baseline's own (BLOCKED ÷ classic ÷
+    // GETBIT), in table order.
+    let mut selected = selected;
+    loop {
+        let grown: Vec<&Workload> = workloads
+            .iter()
+            .filter(|w| {
+                selected
+                    .iter()
+                    .any(|s| s.name == w.name || s.baseline.is_some_and(|b| b.0 == w.name))
+            })
+            .collect();
+        if grown.len() == selected.len() {
+            break;
+        }
+        selected = grown;
+    }
 
     // Server on the first core, client (this thread) on the second.
     let pin = env_or("E2E_PIN", 1) != 0
@@ -830,19 +885,27 @@ fn main() {
     println!();
     println!("redbloom (median of {rounds} rounds):");
     println!();
-    println!("| workload | items/s | server CPU ns/item | ratio to baseline | target | holds |");
-    println!("|---|---:|---:|---:|---:|:---:|");
+    println!("| workload | items/s | server CPU ns/item | ratio to baseline | min – max | target | holds |");
+    println!("|---|---:|---:|---:|---:|---:|:---:|");
     for (w, workload) in selected.iter().enumerate() {
         let (ratio_text, target_text, holds_text) = match workload.baseline {
             Some((b, target)) => {
-                let ratio = cpu(0, w) / cpu(0, index(b));
+                // Median and spread of the per-round ratios (both ran in the same round).
+                let ratios: Vec<f64> = samples[0][w]
+                    .iter()
+                    .zip(&samples[0][index(b)])
+                    .map(|(x, y)| x.cpu_ns_per_item / y.cpu_ns_per_item)
+                    .collect();
+                let min = ratios.iter().cloned().fold(f64::INFINITY, f64::min);
+                let max = ratios.iter().cloned().fold(0.0, f64::max);
+                let ratio = median(ratios);
                 (
-                    format!("{ratio:.2}× {b}"),
+                    format!("{ratio:.2}× {b} | {min:.2} – {max:.2}"),
                     target.map_or("—".to_string(), |t| format!("≤ {t}×")),
                     holds(ratio, target),
                 )
             }
-            None => ("—".to_string(), "—".to_string(), ""),
+            None => ("— | —".to_string(), "—".to_string(), ""),
         };
         println!(
             "| {} | {:.0} | {:.0} | {ratio_text} | {target_text} | {holds_text} |",
@@ -924,20 +987,24 @@ fn main() {
         );
     }
     let conn = &mut targets[0].conn;
-    if common::call(conn, "EXISTS bf1m").int() == 1 {
+    for key in ["bf1m", "bf100m", "bf100mblk"] {
+        if common::call(conn, &format!("EXISTS {key}")).int() == 0 {
+            continue;
+        }
         let mut false_positives = 0;
         let probes = 1_000_000u64;
         let mut it = Vec::new();
         for start in (0..probes).step_by(1000) {
-            let mut cmd: Vec<Vec<u8>> = vec![b"BF.MEXISTS".to_vec(), b"bf1m".to_vec()];
+            let mut cmd: Vec<Vec<u8>> = vec![b"BF.MEXISTS".to_vec(), key.as_bytes().to_vec()];
             for j in 0..1000 {
                 item(b"absent:", start + j, &mut it);
                 cmd.push(it.clone());
             }
             false_positives += conn.call(&cmd).ints().iter().sum::<i64>();
         }
+        let items = common::call(conn, &format!("BF.INFO {key} ITEMS")).ints()[0];
         println!(
-            "\nfalse-positive rate of bf1m (0.01, 1M items) on {probes} absent items: {:.4} %",
+            "\nfalse-positive rate of {key} (0.01, {items} items) on {probes} absent items: {:.4} %",
             false_positives as f64 * 100.0 / probes as f64
         );
     }

@@ -61,11 +61,11 @@ fn commands() -> Vec<CommandSpec> {
     };
     vec![
         spec("bf.reserve", command_entry!(bf::reserve::<Chain>), RW, -4, Write, "Creates a new Bloom Filter", "O(1)",
-            "key:key error_rate:double capacity:integer [EXPANSION expansion:integer] [NONSCALING]"),
+            "key:key error_rate:double capacity:integer [EXPANSION expansion:integer] [NONSCALING] [BLOCKED]"),
         spec("bf.add", command_entry!(bf::add::<Chain>), RW, 3, Write, "Adds an item to a Bloom Filter", BF_ADD_COMPLEXITY, KEY_ITEM),
         spec("bf.madd", command_entry!(bf::madd::<Chain>), RW, -3, Write, BF_MADD_SUMMARY, BF_MULTI_COMPLEXITY, KEY_ITEMS),
         spec("bf.insert", command_entry!(bf::insert::<Chain>), RW, -4, Write, BF_MADD_SUMMARY, BF_MULTI_COMPLEXITY,
-            "key:key [CAPACITY capacity:integer] [ERROR error:double] [EXPANSION expansion:integer] [NOCREATE] [NONSCALING] ITEMS item:string..."),
+            "key:key [CAPACITY capacity:integer] [ERROR error:double] [EXPANSION expansion:integer] [NOCREATE] [NONSCALING] [BLOCKED] ITEMS item:string..."),
         spec("bf.exists", command_entry!(bf::exists::<Chain>), RO, 3, Read, "Checks whether an item exists in a Bloom Filter", BF_ADD_COMPLEXITY, KEY_ITEM),
         spec("bf.mexists", command_entry!(bf::mexists::<Chain>), RO, -3, Read, "Checks whether one or more items exist in a Bloom Filter", BF_MULTI_COMPLEXITY, KEY_ITEMS),
         spec("bf.info", command_entry!(bf::info::<Chain>), RO, -2, Read, "Returns information about a Bloom Filter", "O(1)",

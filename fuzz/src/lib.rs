@@ -274,12 +274,16 @@ mod seeds {
 
     fn chains() -> Vec<Chain> {
         let mut out = Vec::new();
-        for (cap, err, growth, scaling, n) in [
-            (10, 0.1, 2, true, 1),
-            (5, 0.01, 2, true, 30),
-            (3, 0.01, 2, false, 3),
+        // The last two have the cache-local layout: seeds with its header and option bit.
+        for (cap, err, growth, scaling, blocked, n) in [
+            (10, 0.1, 2, true, false, 1),
+            (5, 0.01, 2, true, false, 30),
+            (3, 0.01, 2, false, false, 3),
+            (5, 0.01, 2, true, true, 30),
+            (3, 0.001, 2, false, true, 3),
         ] {
-            let mut chain = Chain::new(cap, err, growth, scaling, u64::MAX).unwrap();
+            let mut chain =
+                Chain::with_layout(cap, err, growth, scaling, blocked, u64::MAX).unwrap();
             for i in 0..n {
                 chain.add(chain.hash(format!("{i}").as_bytes()), u64::MAX);
             }

@@ -178,7 +178,9 @@ pub fn ops(data: &[u8]) {
     let error = [0.5, 0.1, 0.01, 0.001, 1e-6][usize::from(p(1) % 5)];
     let growth = u32::from(p(2) % 5);
     let scaling = p(2) & 0x80 == 0;
-    let mut chain = Chain::new(capacity, error, growth, scaling, MAX_BYTES).expect("BF create");
+    let blocked = p(1) & 0x80 != 0;
+    let mut chain = Chain::with_layout(capacity, error, growth, scaling, blocked, MAX_BYTES)
+        .expect("BF create");
     let bucket_size = 1 + u16::from(p(3) % 8);
     let params = CuckooParams {
         capacity: 2 * u64::from(bucket_size) + u64::from(p(4) % 64),

@@ -1,6 +1,7 @@
 //! One Bloom filter "link": a fixed-size bit array sized for a capacity and an error rate,
 //! exactly as RedisBloom sizes and addresses it (COMPAT §5.1–5.3).
 
+use super::blocked::{BlockedItem, BLOCK_BITS};
 use super::hash::HashPair;
 use strength_reduce::StrengthReducedU64;
 
@@ -15,6 +16,24 @@ pub const OPT_ENTS_IS_BITS: u32 = 2;
 pub const OPT_FORCE64: u32 = 4;
 pub const OPT_NO_SCALING: u32 = 8;
 pub const OPT_ALL: u32 = OPT_NOROUND | OPT_ENTS_IS_BITS | OPT_FORCE64 | OPT_NO_SCALING;
+/// redbloom's own bit, unused by RedisBloom (whose LOADCHUNK refuses it): every link of the
+/// chain has the cache-local layout of [`super::blocked`].
+pub const OPT_BLOCKED: u32 = 16;
+/// The options a chain may carry here.
+pub const OPT_ALL_REDBLOOM: u32 = OPT_ALL | OPT_BLOCKED;
+
+/// Whether a chain's options from outside (dump header, RDB file) describe a filter this
+/// code makes or loads: RedisBloom's bits, or a blocked chain as commands create it (64-bit
+/// hashes, which the block choice needs; no power-of-two sizing).
+pub fn options_are_loadable(options: u64) -> bool {
+    let blocked = u64::from(OPT_BLOCKED);
+    if options & blocked == 0 {
+        return options & !u64::from(OPT_ALL) == 0;
+    }
+    options & !u64::from(OPT_ALL_REDBLOOM) == 0
+        && options & u64::from(OPT_FORCE64 | OPT_NOROUND) == u64::from(OPT_FORCE64 | OPT_NOROUND)
+        && options & u64::from(OPT_ENTS_IS_BITS) == 0
+}
 
 /// No real error rate needs more hash functions than this (the smallest positive double
 /// gives 1075); a larger count in a dump or RDB file would only make every command spin.
@@ -41,6 +60,8 @@ pub struct LinkShape {
     pub bits: u64,
     pub bytes: u64,
     pub n2: u8,
+    /// The cache-local layout of [`super::blocked`].
+    pub blocked: bool,
 }
 
 impl LinkShape {
@@ -99,7 +120,17 @@ impl LinkShape {
             bits,
             bytes,
             n2,
+            blocked: false,
         })
+    }
+
+    /// The shape of a link of a chain with these options: classic or blocked.
+    pub fn for_chain(entries: u64, error: f64, options: u32) -> Result<Self, LinkError> {
+        if options & OPT_BLOCKED != 0 {
+            super::blocked::shape(entries, error)
+        } else {
+            LinkShape::new(entries, error, options)
+        }
     }
 }
 
@@ -206,8 +237,12 @@ pub struct Link {
     /// Items added to this link.
     pub items: u64,
     pub data: Vec<u8>,
+    /// The cache-local layout (from the chain's options; not stored per link).
+    pub blocked: bool,
     /// Derived from `bits` and `n2`; not stored anywhere.
     modulus: Modulus,
+    /// Blocks of a blocked link (derived from `bits`).
+    blocks: u64,
 }
 
 impl Link {
@@ -232,7 +267,9 @@ impl Link {
             n2: shape.n2,
             items,
             data,
+            blocked: shape.blocked,
             modulus: Modulus::of(shape.bits, shape.n2),
+            blocks: shape.bits / BLOCK_BITS,
         }
     }
 
@@ -250,7 +287,12 @@ impl Link {
 
     /// Whether a link read from a dump or an RDB file can be used safely.
     pub fn is_consistent(&self) -> bool {
-        fields_are_consistent(
+        let check = if self.blocked {
+            super::blocked::fields_are_consistent
+        } else {
+            fields_are_consistent
+        };
+        check(
             self.error,
             self.bpe,
             self.hashes,
@@ -265,6 +307,12 @@ impl Link {
     fn position(&self, pair: HashPair, i: u32) -> u64 {
         self.modulus
             .reduce(pair.a.wrapping_add(u64::from(i).wrapping_mul(pair.b)))
+    }
+
+    /// Where a blocked link keeps the item.
+    #[inline]
+    fn blocked_item(&self, pair: HashPair) -> BlockedItem {
+        BlockedItem::new(pair, self.blocks)
     }
 
     #[inline]
@@ -286,7 +334,8 @@ impl Link {
     /// tested, so the memory loads overlap instead of each waiting for the one before.
     #[inline]
     pub fn check(&self, pair: HashPair) -> bool {
-        if self.is_cache_resident() {
+        // A blocked item's bits share one cache line: nothing to overlap.
+        if self.blocked || self.is_cache_resident() {
             return self.check_bit_by_bit(pair);
         }
         let mut buf = [0u64; POSITION_BUFFER];
@@ -299,6 +348,10 @@ impl Link {
     /// Whether every bit of the item is set, stopping at the first clear one.
     #[inline]
     pub fn check_bit_by_bit(&self, pair: HashPair) -> bool {
+        if self.blocked {
+            let item = self.blocked_item(pair);
+            return (0..self.hashes).all(|i| self.bit(item.position(i)));
+        }
         (0..self.hashes).all(|i| self.bit(self.position(pair, i)))
     }
 
@@ -306,6 +359,13 @@ impl Link {
     #[inline]
     pub fn set(&mut self, pair: HashPair) -> bool {
         let mut newly = false;
+        if self.blocked {
+            let item = self.blocked_item(pair);
+            for i in 0..self.hashes {
+                newly |= self.set_bit(item.position(i));
+            }
+            return newly;
+        }
         for i in 0..self.hashes {
             let pos = self.position(pair, i);
             newly |= self.set_bit(pos);
@@ -332,6 +392,14 @@ impl Link {
     ) -> Option<&'b [u64]> {
         let len = self.hashes as usize;
         let out = buf.get_mut(..len)?;
+        if self.blocked {
+            let item = self.blocked_item(pair);
+            prefetch(&self.data, (item.base >> 3) as usize);
+            for (i, slot) in out.iter_mut().enumerate() {
+                *slot = item.position(i as u32);
+            }
+            return Some(out);
+        }
         for (i, slot) in out.iter_mut().enumerate() {
             let pos = self.position(pair, i as u32);
             prefetch(&self.data, (pos >> 3) as usize);
@@ -343,6 +411,12 @@ impl Link {
     /// Appends the item's positions to `out` and requests their cache lines.
     #[inline]
     pub fn push_positions_prefetched(&self, pair: HashPair, out: &mut Vec<u64>) {
+        if self.blocked {
+            let item = self.blocked_item(pair);
+            prefetch(&self.data, (item.base >> 3) as usize);
+            out.extend((0..self.hashes).map(|i| item.position(i)));
+            return;
+        }
         for i in 0..self.hashes {
             let pos = self.position(pair, i);
             prefetch(&self.data, (pos >> 3) as usize);
@@ -368,7 +442,14 @@ impl Link {
 
     /// Bit positions of an item, in hash order (for tests and tools).
     pub fn positions(&self, pair: HashPair) -> impl Iterator<Item = u64> + '_ {
-        (0..self.hashes).map(move |i| self.position(pair, i))
+        let item = self.blocked_item(pair);
+        (0..self.hashes).map(move |i| {
+            if self.blocked {
+                item.position(i)
+            } else {
+                self.position(pair, i)
+            }
+        })
     }
 }
 

@@ -2,7 +2,7 @@
 //! (COMPAT §7.1, §7.2), with every check that keeps a hostile dump from reaching memory
 //! outside a filter.
 
-use super::bloom::{fields_are_consistent, Link, LinkShape, OPT_ALL};
+use super::bloom::{fields_are_consistent, options_are_loadable, Link, LinkShape, OPT_BLOCKED};
 use super::chain::{Chain, CHAIN_OVERHEAD, LINK_OVERHEAD};
 
 /// Largest chunk SCANDUMP returns; chunks never span links.
@@ -10,6 +10,11 @@ pub const MAX_CHUNK: u64 = 16 * 1024 * 1024;
 
 const CHAIN_HEADER_LEN: usize = 20;
 const LINK_HEADER_LEN: usize = 53;
+
+/// What ends the header of a blocked chain (after RedisBloom's fields, which RedisBloom
+/// would refuse already for the option bit and the length): redbloom's name and the
+/// layout's version, so a dump says whose it is and a future layout can be told apart.
+pub const BLOCKED_TRAILER: [u8; 8] = *b"redblk\x00\x01";
 
 /// Why a header or chunk was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,6 +43,9 @@ pub fn header(chain: &Chain) -> Vec<u8> {
         out.extend_from_slice(&link.hashes.to_le_bytes());
         out.extend_from_slice(&link.entries.to_le_bytes());
         out.push(link.n2);
+    }
+    if chain.is_blocked() {
+        out.extend_from_slice(&BLOCKED_TRAILER);
     }
     out
 }
@@ -76,10 +84,22 @@ pub fn chain_from_header(data: &[u8], max_bytes: u64) -> Result<Chain, DumpError
     let nlinks = fields.u32();
     let options = fields.u32();
     let growth = fields.u32();
-    let expected_len = CHAIN_HEADER_LEN as u64 + LINK_HEADER_LEN as u64 * u64::from(nlinks);
-    if nlinks == 0 || data.len() as u64 != expected_len || options & !OPT_ALL != 0 {
+    let blocked = options & OPT_BLOCKED != 0;
+    let trailer_len = if blocked { BLOCKED_TRAILER.len() } else { 0 };
+    let expected_len =
+        CHAIN_HEADER_LEN as u64 + LINK_HEADER_LEN as u64 * u64::from(nlinks) + trailer_len as u64;
+    if nlinks == 0
+        || data.len() as u64 != expected_len
+        || !options_are_loadable(u64::from(options))
+        || (blocked && !data.ends_with(&BLOCKED_TRAILER))
+    {
         return Err(DumpError::BadData);
     }
+    let link_check = if blocked {
+        super::blocked::fields_are_consistent
+    } else {
+        fields_are_consistent
+    };
     let mut links: Vec<Link> = Vec::new();
     links
         .try_reserve_exact(nlinks as usize)
@@ -95,7 +115,7 @@ pub fn chain_from_header(data: &[u8], max_bytes: u64) -> Result<Chain, DumpError
         let hashes = fields.u32();
         let entries = fields.u64();
         let n2 = fields.u8();
-        if !fields_are_consistent(error, bpe, hashes, bits, bytes, n2) {
+        if !link_check(error, bpe, hashes, bits, bytes, n2) {
             return Err(DumpError::BadData);
         }
         items_in_links = items_in_links
@@ -114,6 +134,7 @@ pub fn chain_from_header(data: &[u8], max_bytes: u64) -> Result<Chain, DumpError
             bits,
             bytes,
             n2,
+            blocked,
         };
         let mut link = Link::new(shape, u64::MAX).map_err(|_| DumpError::BadData)?;
         link.items = link_items;
@@ -122,12 +143,7 @@ pub fn chain_from_header(data: &[u8], max_bytes: u64) -> Result<Chain, DumpError
     if items_in_links != items {
         return Err(DumpError::BadData);
     }
-    Ok(Chain {
-        items,
-        links,
-        options,
-        growth,
-    })
+    Ok(Chain::from_parts(items, links, options, growth))
 }
 
 /// The chunk SCANDUMP returns for iterator `iter` ≥ 1: bytes from global offset `iter − 1`

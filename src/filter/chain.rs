@@ -2,7 +2,8 @@
 //! before (COMPAT §5.4).
 
 use super::bloom::{
-    Link, LinkError, LinkShape, OPT_FORCE64, OPT_NOROUND, OPT_NO_SCALING, POSITION_BUFFER,
+    Link, LinkError, LinkShape, OPT_BLOCKED, OPT_FORCE64, OPT_NOROUND, OPT_NO_SCALING,
+    POSITION_BUFFER,
 };
 use super::hash::HashPair;
 
@@ -36,6 +37,9 @@ pub struct Chain {
     pub options: u32,
     /// Capacity factor of each new link.
     pub growth: u32,
+    /// `mem_usage`, kept as links are added: every write command reads it twice (INFO
+    /// totals), and summing the links each time cost ~5 % of a BF.ADD.
+    mem: u64,
 }
 
 impl Chain {
@@ -48,24 +52,54 @@ impl Chain {
         scaling: bool,
         max_bytes: u64,
     ) -> Result<Self, LinkError> {
+        Self::with_layout(capacity, error, growth, scaling, false, max_bytes)
+    }
+
+    /// [`Chain::new`], with the cache-local layout of every link when `blocked`.
+    pub fn with_layout(
+        capacity: u64,
+        error: f64,
+        growth: u32,
+        scaling: bool,
+        blocked: bool,
+        max_bytes: u64,
+    ) -> Result<Self, LinkError> {
         let mut options = OPT_NOROUND | OPT_FORCE64;
+        if blocked {
+            options |= OPT_BLOCKED;
+        }
         let mut link_error = error;
         if scaling {
             link_error *= 0.5;
         } else {
             options |= OPT_NO_SCALING;
         }
-        let shape = LinkShape::new(capacity, link_error, options)?;
+        let shape = LinkShape::for_chain(capacity, link_error, options)?;
         let link = Link::new(
             shape,
             max_bytes.saturating_sub(CHAIN_OVERHEAD + LINK_OVERHEAD),
         )?;
-        Ok(Chain {
-            items: 0,
-            links: vec![link],
+        Ok(Chain::from_parts(0, vec![link], options, growth))
+    }
+
+    /// A chain of these links (from a dump header or an RDB file).
+    pub fn from_parts(items: u64, links: Vec<Link>, options: u32, growth: u32) -> Chain {
+        let mem = links.iter().fold(CHAIN_OVERHEAD, |sum, link| {
+            sum.saturating_add(LINK_OVERHEAD + link.bytes())
+        });
+        Chain {
+            items,
+            links,
             options,
             growth,
-        })
+            mem,
+        }
+    }
+
+    /// Whether every link has the cache-local layout.
+    #[inline]
+    pub fn is_blocked(&self) -> bool {
+        self.options & OPT_BLOCKED != 0
     }
 
     #[inline]
@@ -213,12 +247,14 @@ impl Chain {
     fn grow(&mut self, max_bytes: u64) -> Result<(), LinkError> {
         let newest = self.links.last().expect("a chain always has a link");
         let entries = newest.entries.wrapping_mul(u64::from(self.growth));
-        let shape = LinkShape::new(entries, newest.error * 0.5, self.options)?;
+        let shape = LinkShape::for_chain(entries, newest.error * 0.5, self.options)?;
         let room = max_bytes.saturating_sub(self.mem_usage() + LINK_OVERHEAD);
         self.links
             .try_reserve(1)
             .map_err(|_| LinkError::OutOfMemory)?;
-        self.links.push(Link::new(shape, room)?);
+        let link = Link::new(shape, room)?;
+        self.mem = self.mem.saturating_add(LINK_OVERHEAD + link.bytes());
+        self.links.push(link);
         Ok(())
     }
 
@@ -240,10 +276,9 @@ impl Chain {
     }
 
     /// RedisBloom's memory figure (BF.INFO "Size", MEMORY USAGE): struct sizes plus bit arrays.
+    #[inline]
     pub fn mem_usage(&self) -> u64 {
-        self.links.iter().fold(CHAIN_OVERHEAD, |sum, link| {
-            sum.saturating_add(LINK_OVERHEAD + link.bytes())
-        })
+        self.mem
     }
 
     /// Checks a chain assembled from outside data (RDB file, dump header): every link usable.

@@ -4,6 +4,7 @@
 //! Cuckoo slot placement, SCANDUMP/LOADCHUNK and RDB layouts — and is pinned by unit tests
 //! against RedisBloom's own vectors and files (tests/fixtures/redisbloom-2.4.20).
 
+pub mod blocked;
 pub mod bloom;
 pub mod bloom_dump;
 pub mod chain;

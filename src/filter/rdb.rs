@@ -1,7 +1,7 @@
 //! The field order of each filter type in RDB files (COMPAT §4.2), over an abstract field
 //! stream so that the same code serves Redis' RDB I/O, tests and fuzzing.
 
-use super::bloom::{Link, LinkShape, OPT_ALL, OPT_NO_SCALING};
+use super::bloom::{options_are_loadable, Link, LinkShape, OPT_BLOCKED, OPT_NO_SCALING};
 use super::chain::Chain;
 use super::counting::{CountingChain, CountingLink};
 use super::cuckoo::{
@@ -115,7 +115,7 @@ pub fn load_chain(input: &mut impl FieldReader, encver: i32) -> Option<Chain> {
     let nlinks = input.unsigned()?;
     let options = if encver >= 2 { input.unsigned()? } else { 0 };
     let growth = if encver >= 4 { input.unsigned()? } else { 2 };
-    if nlinks == 0 || options & !u64::from(OPT_ALL) != 0 {
+    if nlinks == 0 || !options_are_loadable(options) {
         return None;
     }
     let mut links = Vec::new();
@@ -139,6 +139,7 @@ pub fn load_chain(input: &mut impl FieldReader, encver: i32) -> Option<Chain> {
             bits,
             bytes: data.len() as u64,
             n2,
+            blocked: options & u64::from(OPT_BLOCKED) != 0,
         };
         let link = Link::from_parts(shape, link_items, data);
         if !link.is_consistent() {
@@ -156,12 +157,12 @@ pub fn load_chain(input: &mut impl FieldReader, encver: i32) -> Option<Chain> {
     if in_links != items {
         return None;
     }
-    Some(Chain {
+    Some(Chain::from_parts(
         items,
         links,
-        options: options as u32,
-        growth: u32::try_from(growth).ok()?,
-    })
+        options as u32,
+        u32::try_from(growth).ok()?,
+    ))
 }
 
 /// Writes a Cuckoo filter in encoding 4 (COMPAT §4.3).

@@ -21,6 +21,9 @@ use crate::filter::hash::HashPair;
 use redis_module::native_types::RedisType;
 use redis_module::{Context, RedisError, RedisResult, RedisValue};
 
+/// The keyword of BF.RESERVE and BF.INSERT for the cache-local layout (redbloom's own).
+pub const BLOCKED: &str = "BLOCKED";
+
 /// Largest EXPANSION accepted (HEAD's range; 2.4.20 accepted anything and lost items).
 const MAX_EXPANSION: i64 = 32768;
 
@@ -32,10 +35,14 @@ pub struct Summary {
     pub items: u64,
     /// `None` for a non-scaling filter (shown as nil).
     pub growth: Option<u32>,
+    /// The cache-local layout (BF.INFO adds a `Blocked` field only then).
+    pub blocked: bool,
 }
 
 /// A scalable Bloom-style filter the BF.* handlers can serve.
 pub trait BloomKind: ModuleValue + 'static {
+    /// Whether the type has the cache-local layout (the BLOCKED keyword, `bf-blocked`).
+    const HAS_BLOCKED: bool = false;
     /// Its Redis data type.
     fn data_type() -> &'static RedisType;
     fn create(
@@ -43,6 +50,7 @@ pub trait BloomKind: ModuleValue + 'static {
         error: f64,
         growth: u32,
         scaling: bool,
+        blocked: bool,
         max_bytes: u64,
     ) -> Result<Self, LinkError>;
     fn hash(&self, item: &[u8]) -> HashPair;
@@ -75,6 +83,7 @@ pub trait BloomKind: ModuleValue + 'static {
 }
 
 impl BloomKind for Chain {
+    const HAS_BLOCKED: bool = true;
     fn data_type() -> &'static RedisType {
         &BLOOM_TYPE
     }
@@ -83,9 +92,10 @@ impl BloomKind for Chain {
         error: f64,
         growth: u32,
         scaling: bool,
+        blocked: bool,
         max_bytes: u64,
     ) -> Result<Self, LinkError> {
-        Chain::new(capacity, error, growth, scaling, max_bytes)
+        Chain::with_layout(capacity, error, growth, scaling, blocked, max_bytes)
     }
     fn hash(&self, item: &[u8]) -> HashPair {
         Chain::hash(self, item)
@@ -114,15 +124,18 @@ impl BloomKind for Chain {
             filters: self.links.len(),
             items: self.items,
             growth: self.is_scaling().then_some(self.growth),
+            blocked: self.is_blocked(),
         }
     }
+    /// A blocked chain's lines end in ` blocked`; classic lines are RedisBloom's.
     fn debug_lines(&self) -> Vec<String> {
         let width = if self.force64() { 64 } else { 32 };
+        let layout = if self.is_blocked() { " blocked" } else { "" };
         self.links
             .iter()
             .map(|link| {
                 format!(
-                    "bytes:{} bits:{} hashes:{} hashwidth:{} capacity:{} size:{} ratio:{}",
+                    "bytes:{} bits:{} hashes:{} hashwidth:{} capacity:{} size:{} ratio:{}{layout}",
                     link.bytes(),
                     link.bits,
                     link.hashes,
@@ -168,15 +181,20 @@ pub struct NewFilter {
     /// Capacity factor of each new link (stored also when not scaling).
     pub growth: u32,
     pub scaling: bool,
+    /// The cache-local layout.
+    pub blocked: bool,
 }
 
 impl NewFilter {
-    fn defaults() -> Self {
+    /// A filter created without parameters (BF.ADD, BF.MADD, BF.INSERT's defaults): the
+    /// module configs, `bf-blocked` included where the type has that layout.
+    fn defaults<F: BloomKind>() -> Self {
         NewFilter {
             capacity: config::BF_INITIAL_SIZE.get(),
             error: config::BF_ERROR_RATE.get_f64(),
             growth: config::BF_EXPANSION.get() as u32,
             scaling: config::BF_EXPANSION.get() != 0,
+            blocked: F::HAS_BLOCKED && config::BF_BLOCKED.get() != 0,
         }
     }
 
@@ -191,6 +209,7 @@ impl NewFilter {
             self.error,
             self.growth,
             self.scaling,
+            self.blocked,
             write.max_bytes(),
         )
         .map_err(create_error)?;
@@ -272,9 +291,11 @@ fn add_items<'a, F: BloomKind>(
     });
 }
 
-/// BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
+/// BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING] [BLOCKED]
 pub fn reserve<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
-    if !(4..=7).contains(&args.len()) {
+    let blocked = F::HAS_BLOCKED && find_keyword(args, 4, BLOCKED).is_some();
+    // BLOCKED is one argument more than RedisBloom's longest form.
+    if !(4..=7 + usize::from(blocked)).contains(&args.len()) {
         return Err(RedisError::WrongArity);
     }
     let error_rate = args.double(2).ok_or(error(errors::BAD_ERROR_RATE))?;
@@ -289,7 +310,9 @@ pub fn reserve<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
     let mut params = NewFilter {
         capacity: capacity as u64,
         error: error_rate,
-        ..NewFilter::defaults()
+        // BF.RESERVE states the layout: the config is for filters created implicitly.
+        blocked,
+        ..NewFilter::defaults::<F>()
     };
     // With the bf-expansion-factor config at 0, new filters are non-scaling by default —
     // but not those the master or the AOF creates: they state how they scale.
@@ -330,7 +353,7 @@ pub fn add<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
     }
     let mut write = Write::new(ctx, args);
     let key = Key::open(ctx, args, 1, true);
-    let chain = filter_for_write::<F>(&key, Some(&NewFilter::defaults()), &mut write)?;
+    let chain = filter_for_write::<F>(&key, Some(&NewFilter::defaults::<F>()), &mut write)?;
     let max_bytes = write.max_bytes();
     write.items_from(2);
     let outcome = tracked(chain, |c| c.add(c.hash(args.bytes(2)), max_bytes));
@@ -348,20 +371,21 @@ pub fn madd<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
     }
     let mut write = Write::new(ctx, args);
     let key = Key::open(ctx, args, 1, true);
-    let chain = filter_for_write::<F>(&key, Some(&NewFilter::defaults()), &mut write)?;
+    let chain = filter_for_write::<F>(&key, Some(&NewFilter::defaults::<F>()), &mut write)?;
     let mut reply = ArrayReply::postponed(ctx);
     tracked(chain, |c| add_items(c, args, 2, &mut reply, &mut write));
     notify_write(ctx, args);
     reply.finish()
 }
 
-/// BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item...
+/// BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] [BLOCKED]
+/// ITEMS item...
 /// Options are recognised by their first letters, as RedisBloom does.
 pub fn insert<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
     if args.len() < 4 {
         return Err(RedisError::WrongArity);
     }
-    let mut params = NewFilter::defaults();
+    let mut params = NewFilter::defaults::<F>();
     let mut expansion = i64::from(params.growth);
     let mut capacity = params.capacity as i64;
     let mut nocreate = false;
@@ -370,6 +394,11 @@ pub fn insert<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
     let mut i = 2;
     while i < args.len() {
         let token = args.bytes(i);
+        if F::HAS_BLOCKED && token.eq_ignore_ascii_case(BLOCKED.as_bytes()) {
+            params.blocked = true;
+            i += 1;
+            continue;
+        }
         match option_letter(token, 0) {
             Some(b'i') => {
                 items_at = Some(i + 1);
@@ -477,18 +506,24 @@ pub fn info<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
     }
     let key = Key::open(ctx, args, 1, false);
     let summary = existing::<F>(&key, F::data_type())?.summary();
-    let fields: [Field; 5] = [
+    let mut fields: Vec<Field> = vec![
         ("Capacity", Some(summary.capacity as i64)),
         ("Size", Some(summary.size as i64)),
         ("Number of filters", Some(summary.filters as i64)),
         ("Number of items inserted", Some(summary.items as i64)),
         ("Expansion rate", summary.growth.map(i64::from)),
     ];
+    let mut names = vec!["capacity", "size", "filters", "items", "expansion"];
+    // Only a blocked filter has the field, so a classic filter's reply stays RedisBloom's.
+    if summary.blocked {
+        fields.push(("Blocked", Some(1)));
+        names.push("blocked");
+    }
     if args.len() == 2 {
         return reply_fields(ctx, &fields, Resp2Fields::Labelled);
     }
     let wanted = args.bytes(2).to_ascii_lowercase();
-    let index = ["capacity", "size", "filters", "items", "expansion"]
+    let index = names
         .iter()
         .position(|name| name.as_bytes() == wanted.as_slice())
         .ok_or(error(errors::INVALID_INFO_VALUE))?;

@@ -26,6 +26,7 @@ impl BloomKind for CountingChain {
         error: f64,
         growth: u32,
         scaling: bool,
+        _blocked: bool,
         max_bytes: u64,
     ) -> Result<Self, LinkError> {
         CountingChain::new(capacity, error, growth, scaling, max_bytes)
@@ -51,6 +52,7 @@ impl BloomKind for CountingChain {
             filters: self.links.len(),
             items: self.items,
             growth: self.is_scaling().then_some(self.growth),
+            blocked: false,
         }
     }
     /// As BF.DEBUG's, with `counters:` for `bits:` (bytes are the counter array's).

@@ -34,6 +34,9 @@ impl Setting {
 pub static BF_ERROR_RATE: Setting = Setting::new(0x3F84_7AE1_47AE_147B); // 0.01
 pub static BF_INITIAL_SIZE: Setting = Setting::new(100);
 pub static BF_EXPANSION: Setting = Setting::new(2);
+/// 1: filters created implicitly (BF.ADD, BF.MADD, BF.INSERT without BLOCKED) get the
+/// cache-local layout; redbloom's own, default 0 (RedisBloom's layout).
+pub static BF_BLOCKED: Setting = Setting::new(0);
 /// CF defaults (COMPAT §2): capacity 1024, bucket size 2, max iterations 20, expansion 1.
 pub static CF_INITIAL_SIZE: Setting = Setting::new(1024);
 pub static CF_BUCKET_SIZE: Setting = Setting::new(2);
@@ -91,10 +94,11 @@ impl ConfigurationValue<RedisString> for ErrorRateConfig {
 
 /// Numeric module configs: (name, setting, min, max). Redis 7.x shows them prefixed with
 /// the module name (`bf.bf-initial-size`). Ranges are RedisBloom HEAD's.
-fn numeric_configs() -> [(&'static str, &'static Setting, i64, i64); 8] {
+fn numeric_configs() -> [(&'static str, &'static Setting, i64, i64); 9] {
     [
         ("bf-initial-size", &BF_INITIAL_SIZE, 1, 1 << 30),
         ("bf-expansion-factor", &BF_EXPANSION, 0, 32768),
+        ("bf-blocked", &BF_BLOCKED, 0, 1),
         ("cf-bucket-size", &CF_BUCKET_SIZE, 1, 255),
         ("cf-initial-size", &CF_INITIAL_SIZE, 4, 1 << 30),
         ("cf-max-iterations", &CF_MAX_ITERATIONS, 1, 65535),

@@ -5,7 +5,7 @@
 //! [`Write`] replicates commands that recreate exactly that:
 //!
 //! - a new filter: a creation command with every parameter explicit (`BF.RESERVE key
-//!   <error> <capacity> EXPANSION <n>`, `CF.RESERVE key <capacity> BUCKETSIZE <b>
+//!   <error> <capacity> EXPANSION <n> [BLOCKED]`, `CF.RESERVE key <capacity> BUCKETSIZE <b>
 //!   MAXITERATIONS <m> EXPANSION <e>`; a non-scaling Bloom filter, whose stored expansion
 //!   no RESERVE can state, as `BF.LOADCHUNK key 1 <header>` of the new, empty filter);
 //! - then the items that changed the filter, in order (`BF.MADD key …`, one `CF.ADD key
@@ -14,7 +14,8 @@
 //!   and every item applied, a DEL that deleted, a compaction, a LOADCHUNK;
 //! - nothing when nothing changed.
 //!
-//! Every command is valid for RedisBloom 2.4.20 (BF, CF). Redis wraps several commands
+//! Every command is valid for RedisBloom 2.4.20 (BF, CF), but those recreating a
+//! BLOCKED filter, which RedisBloom does not have. Redis wraps several commands
 //! of one command in MULTI/EXEC. Writes arriving from the master or from AOF loading are
 //! "trusted": the local ceiling and expansion limit do not apply to them (they were
 //! checked where the write was accepted), so a replica never refuses what its master did.
@@ -101,14 +102,19 @@ impl<'a> Write<'a> {
     /// A Bloom-style filter was created from `params` (`filter` as just created).
     pub fn created_bloom<F: BloomKind>(&mut self, params: &NewFilter, filter: &F) {
         self.created = Some(if params.scaling {
+            let mut args = vec![
+                shortest(params.error).into_bytes(),
+                params.capacity.to_string().into_bytes(),
+                b"EXPANSION".to_vec(),
+                params.growth.to_string().into_bytes(),
+            ];
+            // Explicit: the replica's `bf-blocked` must not decide the layout.
+            if params.blocked {
+                args.push(super::bf::BLOCKED.as_bytes().to_vec());
+            }
             Creation {
                 name: "RESERVE",
-                args: vec![
-                    shortest(params.error).into_bytes(),
-                    params.capacity.to_string().into_bytes(),
-                    b"EXPANSION".to_vec(),
-                    params.growth.to_string().into_bytes(),
-                ],
+                args,
             }
         } else {
             Creation {
