@@ -574,7 +574,14 @@ fn command_metadata_is_complete() {
         .collect();
     assert_eq!(
         names,
-        vec!["key", "error_rate", "capacity", "expansion", "nonscaling", "blocked"]
+        vec![
+            "key",
+            "error_rate",
+            "capacity",
+            "expansion",
+            "nonscaling",
+            "blocked"
+        ]
     );
     // Every command has docs: a summary, a complexity, a version, and arguments that
     // start with the key (each with a name and a type).
