@@ -3,7 +3,7 @@ PORT ?= 6379
 CARGO ?= cargo
 MODULE := target/release/libredbloom.so
 
-.PHONY: all deps build run test test-redis test-valkey lint fmt bench bench-e2e bench-stall docker clean fuzz valgrind sizing-charts
+.PHONY: all deps build run test test-redis test-valkey test-fuzz lint fmt bench bench-e2e bench-stall docker clean fuzz valgrind sizing-charts
 
 all: build
 
@@ -22,9 +22,9 @@ else
 	redis-server --port $(PORT) --bind 127.0.0.1 --save "" --loadmodule $(CURDIR)/$(MODULE)
 endif
 
-## Everything CI runs: formatting, lints, unit tests, and the integration tests against
-## Redis and against Valkey.
-test: deps lint test-redis test-valkey
+## Everything CI runs: formatting, lints, unit tests, the integration tests against
+## Redis and against Valkey, and every fuzz target built and run over its seeds.
+test: deps lint test-redis test-valkey test-fuzz
 
 ## Unit and property tests, integration tests against redis-server. (Benchmarks are
 ## compiled by `lint`'s clippy --all-targets; they run with `make bench`/`bench-e2e`.)
@@ -34,6 +34,18 @@ test-redis: deps
 ## The integration tests against Valkey 8.1 (installed into .venv when missing).
 test-valkey: deps
 	REDBLOOM_SERVER=$$(scripts/valkey-server.sh) $(CARGO) test --tests
+
+## Every fuzz target (fuzz/fuzz_targets) compiles and its seed corpus (fuzz/seeds/<target>)
+## passes: through the target's function as a plain test, and through the built libFuzzer
+## binary, which only executes the given inputs (no fuzzing toolchain needed).
+test-fuzz: deps
+	$(CARGO) test --manifest-path fuzz/Cargo.toml
+	$(CARGO) build --manifest-path fuzz/Cargo.toml --bins
+	@for t in $(FUZZ_TARGETS); do \
+	  fuzz/target/debug/$$t fuzz/seeds/$$t/* > fuzz/target/seeds-$$t.log 2>&1 \
+	    || { cat fuzz/target/seeds-$$t.log; echo "fuzz target $$t failed on its seeds"; exit 1; }; \
+	  echo "fuzz target $$t: $$(ls fuzz/seeds/$$t | wc -l) seeds pass"; \
+	done
 
 lint:
 	$(CARGO) fmt --check
@@ -62,7 +74,7 @@ bench-stall: build
 ## RUSTC_BOOTSTRAP=1 lets the stable toolchain accept them. Crashes land in fuzz/artifacts.
 FUZZ_SECONDS ?= 60
 FUZZ_SANITIZER ?= address
-FUZZ_TARGETS ?= bf_dump cf_dump cbf_dump wbf_dump bf_rdb cf_rdb cbf_rdb wbf_rdb ops
+FUZZ_TARGETS ?= $(sort $(basename $(notdir $(wildcard fuzz/fuzz_targets/*.rs))))
 fuzz:
 	@command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz --locked
 	@for t in $(FUZZ_TARGETS); do \

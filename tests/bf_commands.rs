@@ -943,7 +943,9 @@ fn check_memory_usage(conn: &mut RawConnection, want: i64) {
     expect(conn, "MEMORY USAGE bf", int(want));
     expect(conn, "BF.MADD bf foo bar baz", Reply::int_array(&[1, 1, 1]));
     expect(conn, "MEMORY USAGE bf", int(want));
+    let before = common::bf::Snapshot::take(conn, "bf");
     expect(conn, "DEBUG RELOAD", Reply::ok());
+    assert_eq!(common::bf::Snapshot::take(conn, "bf"), before);
     expect(conn, "MEMORY USAGE bf", int(want));
     expect(
         conn,

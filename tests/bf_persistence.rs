@@ -41,18 +41,6 @@ fn save_and_restart_loads_the_rdb() {
     assert_same_filters(&mut conn, &filters, &before);
 }
 
-/// Waits until no AOF rewrite is running or scheduled, and checks the last one succeeded.
-fn wait_for_rewrite(conn: &mut common::RawConnection) {
-    wait_until("AOF rewrite", || {
-        info_field(conn, "persistence", "aof_rewrite_in_progress") == "0"
-            && info_field(conn, "persistence", "aof_rewrite_scheduled") == "0"
-    });
-    assert_eq!(
-        info_field(conn, "persistence", "aof_last_bgrewrite_status"),
-        "ok"
-    );
-}
-
 /// Occurrences of `needle` in `haystack`.
 fn count(haystack: &[u8], needle: &[u8]) -> usize {
     haystack
@@ -75,7 +63,7 @@ fn aof_rewrite_and_restart() {
         call(&mut conn, "BGREWRITEAOF"),
         Reply::Simple("Background append only file rewriting started".into())
     );
-    wait_for_rewrite(&mut conn);
+    common::wait_for_aof_rewrite(&mut conn);
 
     // The base file holds a header and every chunk of every filter as BF.LOADCHUNK.
     let aof_dir = server.dir.join("appendonlydir");
@@ -132,7 +120,7 @@ fn aof_rewrite_and_restart() {
         call(&mut conn, "BGREWRITEAOF"),
         Reply::Simple("Background append only file rewriting started".into())
     );
-    wait_for_rewrite(&mut conn);
+    common::wait_for_aof_rewrite(&mut conn);
     drop(conn);
     server.restart(&[]);
     let mut conn = server.raw();
@@ -148,7 +136,7 @@ fn aof_with_rdb_preamble_and_restart() {
         call(&mut conn, "BGREWRITEAOF"),
         Reply::Simple("Background append only file rewriting started".into())
     );
-    wait_for_rewrite(&mut conn);
+    common::wait_for_aof_rewrite(&mut conn);
     assert_eq!(call(&mut conn, "BF.ADD multi after"), Reply::Int(1));
     let before = snapshots(&mut conn, &filters);
     drop(conn);

@@ -5,6 +5,9 @@
 mod common;
 
 use redbloom::filter::bloom::LinkShape;
+use redbloom::filter::counting::{CountingAdd, CountingChain};
+use redbloom::filter::counting_dump;
+use redbloom::filter::DEFAULT_MAX_FILTER_BYTES;
 
 use common::{
     call, loadchunks, scandump, start_replica, wait_for_replicas, wait_until, RawConnection, Reply,
@@ -58,7 +61,8 @@ fn info(capacity: i64, size: i64, filters: i64, items: i64, expansion: Option<i6
     ]))
 }
 
-/// Everything observable about a key: its full SCANDUMP, INFO, DEBUG and CARD.
+/// Everything observable about a key: its full SCANDUMP, INFO, DEBUG, CARD and DUMP
+/// payload.
 fn snapshot(conn: &mut RawConnection, key: &str) -> Vec<Reply> {
     let dump = scandump(conn, "CBF.SCANDUMP", key)
         .into_iter()
@@ -69,6 +73,7 @@ fn snapshot(conn: &mut RawConnection, key: &str) -> Vec<Reply> {
         call(conn, &format!("CBF.INFO {key}")),
         call(conn, &format!("CBF.DEBUG {key}")),
         call(conn, &format!("CBF.CARD {key}")),
+        conn.call(&["DUMP", key]),
     ]
 }
 
@@ -619,10 +624,156 @@ fn delete_refuses_when_several_links_test_positive() {
     expect(&mut conn, "CBF.DEL k anything", int(0));
     expect(&mut conn, "CBF.DEL k a", int(0));
     assert_eq!(snapshot(&mut conn, "k"), before);
-    // A new item goes to the newest link that holds it: CARD and COUNT grow.
+    // An item that tests positive in both links goes to the newest: CARD and COUNT
+    // grow, the newest link's counters and count change, the oldest link's do not.
+    let (links_before, items_before) = links_of(&mut conn, "k");
     expect(&mut conn, "CBF.ADD k new", int(1));
     expect(&mut conn, "CBF.COUNT k new", int(3));
     expect(&mut conn, "CBF.CARD k", int(4));
+    let (links_after, items_after) = links_of(&mut conn, "k");
+    assert_eq!(
+        links_after[0], links_before[0],
+        "the oldest link's counters"
+    );
+    assert_eq!(items_after[0], items_before[0], "the oldest link's count");
+    assert_eq!(
+        items_after[1],
+        items_before[1] + 1,
+        "the newest link's count"
+    );
+    let raised = counters_raised(&links_before[1], &links_after[1]);
+    assert!(
+        (1..=hashes_of(&mut conn, "k", 1)).contains(&raised),
+        "{raised} counters"
+    );
+}
+
+/// The key's filter as the core sees it, rebuilt from its full SCANDUMP.
+fn model_of(conn: &mut RawConnection, key: &str) -> CountingChain {
+    let dump = scandump(conn, "CBF.SCANDUMP", key);
+    let header = dump[0].1.clone().expect("a header");
+    let mut model = counting_dump::chain_from_header(&header, u64::MAX).expect("a valid header");
+    for (iter, data) in dump.iter().skip(1).filter(|(iter, _)| *iter != 0) {
+        counting_dump::load_chunk(&mut model, *iter, data.as_deref().unwrap_or_default())
+            .expect("a chunk of SCANDUMP");
+    }
+    model
+}
+
+/// For each item: DEL, ADD, EXISTS and COUNT on the key, each reply the one the core
+/// gives on `model`; at the end the key's SCANDUMP is the model's.
+fn replay_on_model(conn: &mut RawConnection, key: &str, model: &mut CountingChain, items: &[&str]) {
+    for item in items {
+        let pair = model.hash(item.as_bytes());
+        let deleted = model.delete(pair);
+        assert_eq!(
+            conn.call(&["CBF.DEL", key, item]),
+            int(i64::from(deleted)),
+            "DEL {item}"
+        );
+        let want = match model.add(pair, DEFAULT_MAX_FILTER_BYTES) {
+            CountingAdd::Added => int(1),
+            CountingAdd::Full => err("ERR non scaling filter is full"),
+            CountingAdd::GrowFailed(_) => err("ERR problem inserting into filter"),
+        };
+        assert_eq!(conn.call(&["CBF.ADD", key, item]), want, "ADD {item}");
+        let exists = i64::from(model.contains(pair));
+        assert_eq!(
+            conn.call(&["CBF.EXISTS", key, item]),
+            int(exists),
+            "EXISTS {item}"
+        );
+        let count = model.count(pair) as i64;
+        assert_eq!(
+            conn.call(&["CBF.COUNT", key, item]),
+            int(count),
+            "COUNT {item}"
+        );
+    }
+    assert_eq!(&model_of(conn, key), model, "{key} after the commands");
+}
+
+/// Per link, oldest first: the counter array (from the SCANDUMP chunks) and the item count
+/// (from the SCANDUMP header).
+fn links_of(conn: &mut RawConnection, key: &str) -> (Vec<Vec<u8>>, Vec<u64>) {
+    let dump = scandump(conn, "CBF.SCANDUMP", key);
+    let header = dump[0].1.clone().expect("a header");
+    let nlinks = u32::from_le_bytes(header[12..16].try_into().unwrap()) as usize;
+    let items = (0..nlinks)
+        .map(|i| {
+            let at = 24 + 52 * i + 16;
+            u64::from_le_bytes(header[at..at + 8].try_into().unwrap())
+        })
+        .collect();
+    // Every link here fits one chunk.
+    let arrays: Vec<Vec<u8>> = dump[1..dump.len() - 1]
+        .iter()
+        .map(|(_, data)| data.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(arrays.len(), nlinks, "one chunk per link");
+    (arrays, items)
+}
+
+/// The hash count of link `link` (from the SCANDUMP header).
+fn hashes_of(conn: &mut RawConnection, key: &str, link: usize) -> usize {
+    let header = conn.call(&["CBF.SCANDUMP", key, "0"]).array()[1].bytes();
+    let at = 24 + 52 * link + 40;
+    u32::from_le_bytes(header[at..at + 4].try_into().unwrap()) as usize
+}
+
+/// How many 4-bit counters went up by exactly one from `before` to `after`; panics if any
+/// changed otherwise.
+fn counters_raised(before: &[u8], after: &[u8]) -> usize {
+    assert_eq!(before.len(), after.len());
+    let mut raised = 0;
+    for (&b, &a) in before.iter().zip(after) {
+        for shift in [0, 4] {
+            let (old, new) = ((b >> shift) & 0xf, (a >> shift) & 0xf);
+            if new == old + 1 {
+                raised += 1;
+            } else {
+                assert_eq!(new, old, "a counter changed by more than one");
+            }
+        }
+    }
+    raised
+}
+
+/// The link rule (COMPAT): ADD increments the newest link in which the item already
+/// tests positive, and a new item goes to the newest link — checked link by link.
+#[test]
+fn add_increments_the_newest_link_holding_the_item() {
+    let server = Server::start();
+    let mut conn = server.raw();
+    expect(&mut conn, "CBF.RESERVE k 0.01 2 EXPANSION 1", ok());
+    expect(&mut conn, "CBF.MADD k a b", ints(&[1, 1]));
+    expect(&mut conn, "CBF.ADD k c", int(1));
+    let (before, items) = links_of(&mut conn, "k");
+    assert_eq!(
+        items,
+        vec![2, 1],
+        "a and b in the first link, c in the second"
+    );
+    // `a` tests positive only in the oldest link: that link counts it again.
+    expect(&mut conn, "CBF.ADD k a", int(1));
+    let (after, items) = links_of(&mut conn, "k");
+    assert_eq!(items, vec![3, 1]);
+    assert_eq!(after[1], before[1], "the newest link is untouched");
+    assert_eq!(
+        counters_raised(&before[0], &after[0]),
+        hashes_of(&mut conn, "k", 0)
+    );
+    // `c` tests positive only in the newest link.
+    expect(&mut conn, "CBF.ADD k c", int(1));
+    let (again, items) = links_of(&mut conn, "k");
+    assert_eq!(items, vec![3, 2]);
+    assert_eq!(again[0], after[0], "the oldest link is untouched");
+    assert_eq!(
+        counters_raised(&after[1], &again[1]),
+        hashes_of(&mut conn, "k", 1)
+    );
+    expect(&mut conn, "CBF.COUNT k a", int(2));
+    expect(&mut conn, "CBF.COUNT k c", int(2));
 }
 
 #[test]
@@ -847,16 +998,19 @@ fn hostile_loadchunk_input_is_refused_and_the_server_lives() {
             data[at] = next() as u8;
         }
         let key = format!("fuzz{round}");
+        // The core decides the same way, and predicts every reply on what it accepted.
+        let model = counting_dump::chain_from_header(&data, DEFAULT_MAX_FILTER_BYTES);
         match load(&mut conn, &key, &data) {
             Reply::Simple(s) if s == "OK" => {
                 accepted += 1;
-                call(&mut conn, &format!("CBF.ADD {key} x"));
-                call(&mut conn, &format!("CBF.EXISTS {key} x"));
-                call(&mut conn, &format!("CBF.DEL {key} x"));
-                call(&mut conn, &format!("CBF.COUNT {key} y"));
-                scandump(&mut conn, "CBF.SCANDUMP", &key);
+                let mut model = model.expect("the server accepted a header the core refuses");
+                assert_eq!(model_of(&mut conn, &key), model, "round {round}");
+                replay_on_model(&mut conn, &key, &mut model, &["x", "x", "y"]);
             }
-            reply => assert_eq!(reply, err(BAD_DATA), "round {round}"),
+            reply => {
+                assert_eq!(reply, err(BAD_DATA), "round {round}");
+                assert!(model.is_err(), "round {round}: the core accepts it");
+            }
         }
     }
     // Flips of the growth field, for one, keep a header valid.
@@ -887,11 +1041,10 @@ fn hostile_loadchunk_input_is_refused_and_the_server_lives() {
         conn.call(&[&b"CBF.LOADCHUNK"[..], b"src", b"81", &garbage]),
         ok()
     );
-    for i in 0..50 {
-        call(&mut conn, &format!("CBF.DEL src item:{i}"));
-        call(&mut conn, &format!("CBF.ADD src item:{i}"));
-    }
-    scandump(&mut conn, "CBF.SCANDUMP", "src");
+    let mut model = model_of(&mut conn, "src");
+    let items: Vec<String> = (0..50).map(|i| format!("item:{i}")).collect();
+    let items: Vec<&str> = items.iter().map(String::as_str).collect();
+    replay_on_model(&mut conn, "src", &mut model, &items);
     expect(&mut conn, "PING", Reply::Simple("PONG".into()));
     expect(&mut conn, "DEBUG RELOAD", ok());
     expect(&mut conn, "PING", Reply::Simple("PONG".into()));
@@ -944,17 +1097,16 @@ fn aof_rewrite_and_restart_keep_everything() {
     build_rich_filter(&mut conn, "rich");
     expect(&mut conn, "CBF.RESERVE big 0.01 5000000 NONSCALING", ok());
     expect(&mut conn, "CBF.MADD big a b a", ints(&[1, 1, 1]));
-    let rewrite_done = |conn: &mut RawConnection| {
-        let info = call(conn, "INFO persistence").text();
-        info.contains("aof_rewrite_in_progress:0") && info.contains("aof_rewrite_scheduled:0")
-    };
     expect(&mut conn, "CONFIG SET appendonly yes", ok());
-    wait_until("first AOF rewrite", || rewrite_done(&mut conn));
+    // Turning the AOF on is a rewrite of the data set.
+    wait_until("the AOF on", || {
+        common::info_field(&mut conn, "persistence", "aof_enabled") == "1"
+    });
+    common::wait_for_aof_rewrite(&mut conn);
     // Writes after the rewrite go to the incremental AOF as the commands themselves.
     expect(&mut conn, "CBF.ADD rich after-rewrite", int(1));
     expect(&mut conn, "CBF.DEL rich item:1", int(1));
-    call(&mut conn, "BGREWRITEAOF");
-    wait_until("BGREWRITEAOF", || rewrite_done(&mut conn));
+    common::rewrite_aof(&mut conn);
     let keys = ["rich", "big"];
     let before: Vec<_> = keys
         .iter()

@@ -808,7 +808,9 @@ fn memory_usage() {
     assert_eq!(call(&mut c, "MEMORY USAGE cf"), want);
     assert_eq!(call(&mut c, "CF.ADD cf a"), int(1));
     assert_eq!(call(&mut c, "MEMORY USAGE cf"), want);
+    let before = common::cf_state(&mut c, "cf");
     assert_eq!(call(&mut c, "DEBUG RELOAD"), ok());
+    assert_eq!(common::cf_state(&mut c, "cf"), before);
     assert_eq!(call(&mut c, "MEMORY USAGE cf"), want);
     assert_eq!(call(&mut c, "CF.EXISTS cf a"), int(1));
 }
@@ -835,8 +837,10 @@ fn num_deletes_survive_reload() {
     assert_eq!(call(&mut c, "CF.DEL cf a"), int(1));
     let before = call(&mut c, "CF.DEBUG cf");
     assert_eq!(before, debug_line(2, 512, 0, 1, 1, 20, 1));
+    let state = common::cf_state(&mut c, "cf");
     assert_eq!(call(&mut c, "DEBUG RELOAD"), ok());
     assert_eq!(call(&mut c, "CF.DEBUG cf"), before);
+    assert_eq!(common::cf_state(&mut c, "cf"), state);
 }
 
 #[test]
@@ -1594,9 +1598,11 @@ fn growth_failure_is_insufficient_memory() {
     assert_eq!(call(&mut c, "CF.INSERT cf ITEMS other 1"), ints(&[-1, -1]));
     assert_eq!(call(&mut c, "CF.DEBUG cf"), full);
     assert_eq!(call(&mut c, "CF.EXISTS cf other"), int(0));
-    // It still reloads.
+    // It still reloads, unchanged.
+    let state = common::cf_state(&mut c, "cf");
     assert_eq!(call(&mut c, "DEBUG RELOAD"), ok());
     assert_eq!(call(&mut c, "CF.DEBUG cf"), full);
+    assert_eq!(common::cf_state(&mut c, "cf"), state);
 }
 
 /// A RESP3 client (the `redis` crate with protocol=resp3) gets RedisBloom 2.6's shapes:
@@ -1657,4 +1663,51 @@ fn resp3_clients_get_redisbloom_2_6_shapes() {
         Value::Array(items) => assert_eq!(items, vec![Value::Int(0), Value::Nil]),
         other => panic!("CF.SCANDUMP: {other:?}"),
     }
+}
+
+/// CF.DEL removes the copy in the newest sub-filter holding the item (RedisBloom searches
+/// newest first): with copies of one item in two sub-filters, one delete clears a slot of
+/// the second sub-filter and leaves the first byte for byte.
+#[test]
+fn del_removes_from_the_newest_sub_filter_first() {
+    let server = Server::start();
+    let mut c = server.raw();
+    assert_eq!(
+        call(&mut c, "CF.RESERVE k 64 BUCKETSIZE 2 EXPANSION 1"),
+        ok()
+    );
+    // Copies of one item share its two buckets: four fill them in the first sub-filter,
+    // and the next copy goes to a second one.
+    let mut copies = 0;
+    while !call(&mut c, "CF.DEBUG k").text().contains(" filters:2 ") {
+        assert_eq!(call(&mut c, "CF.ADD k x"), int(1));
+        copies += 1;
+        assert!(copies <= 10, "the filter never grew");
+    }
+    // Enough other items that one delete (≤ 10 % of the items) compacts nothing.
+    for i in 0..20 {
+        assert_eq!(c.call(&["CF.ADD", "k", &format!("other{i}")]), int(1));
+    }
+    let sub_filters = |c: &mut RawConnection| -> Vec<Vec<u8>> {
+        let dump = scandump(c, "CF.SCANDUMP", "k");
+        // Header, one chunk per (small) sub-filter, end.
+        dump[1..dump.len() - 1]
+            .iter()
+            .map(|(_, data)| data.clone().expect("chunk data"))
+            .collect()
+    };
+    let before = sub_filters(&mut c);
+    assert_eq!(before.len(), 2);
+    let occupied = |data: &[u8]| data.iter().filter(|&&b| b != 0).count();
+    assert!(occupied(&before[0]) > 0 && occupied(&before[1]) > 0);
+    assert_eq!(call(&mut c, "CF.COUNT k x"), int(copies));
+    assert_eq!(call(&mut c, "CF.DEL k x"), int(1));
+    let after = sub_filters(&mut c);
+    assert_eq!(after[0], before[0], "the oldest sub-filter is untouched");
+    assert_eq!(
+        occupied(&after[1]),
+        occupied(&before[1]) - 1,
+        "one slot of the newest cleared"
+    );
+    assert_eq!(call(&mut c, "CF.COUNT k x"), int(copies - 1));
 }

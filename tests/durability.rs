@@ -183,10 +183,7 @@ fn acknowledged_items_survive_sigkill_with_appendfsync_always() {
         call(&mut conn, "BGREWRITEAOF"),
         Reply::Simple("Background append only file rewriting started".into())
     );
-    common::wait_until("the AOF rewrite", || {
-        common::info_field(&mut conn, "persistence", "aof_rewrite_in_progress") == "0"
-            && common::info_field(&mut conn, "persistence", "aof_rewrite_scheduled") == "0"
-    });
+    common::wait_for_aof_rewrite(&mut conn);
     let (more, _) = write_then_kill(&server, random_count(500, 1000), |_| 0);
     server.restart_after_kill(&[]);
     assert_all_present(&server, &acked, "AOF after rewrite (first round)");

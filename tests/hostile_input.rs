@@ -144,9 +144,22 @@ fn check_copies(conn: &mut RawConnection, key: &str, what: &str) {
         ok(),
         "{what}: a value's own DUMP is refused"
     );
+    let copied = format!("{key}:copied");
+    assert_eq!(conn.call(&["COPY", key, &copied]), Reply::Int(1), "{what}");
     let digest = |conn: &mut RawConnection, k: &str| conn.call(&["DEBUG", "DIGEST-VALUE", k]);
-    assert_eq!(digest(conn, key), digest(conn, &copy), "{what}");
-    assert_eq!(conn.call(&["DEL", key, &copy]), Reply::Int(2), "{what}");
+    for other in [&copy, &copied] {
+        assert_eq!(digest(conn, key), digest(conn, other), "{what}");
+        // The content itself: the copies dump to the same bytes.
+        assert!(
+            conn.call(&["DUMP", other]).bytes() == payload,
+            "{what}: {other} has another DUMP payload"
+        );
+    }
+    assert_eq!(
+        conn.call(&["DEL", key, &copy, &copied]),
+        Reply::Int(3),
+        "{what}"
+    );
 }
 
 /// `bf_filters` and `cf_filters` of the module's INFO section.

@@ -314,6 +314,14 @@ fn replica_is_identical_after_100k_mixed_writes_and_takes_over() {
             rconn.call(&["DEBUG", "DIGEST-VALUE", &key]),
             "{key}"
         );
+        // The content itself, not only its digest: the DUMP payloads are the same bytes.
+        let (on_master, on_replica) = (conn.call(&["DUMP", &key]), rconn.call(&["DUMP", &key]));
+        assert!(
+            on_master == on_replica,
+            "{key}: the replica's DUMP payload differs ({} vs {} bytes)",
+            on_master.bytes().len(),
+            on_replica.bytes().len()
+        );
     }
     assert_eq!(
         conn.call(&["DEBUG", "DIGEST"]),

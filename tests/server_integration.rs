@@ -56,33 +56,82 @@ fn copy_makes_an_independent_deep_copy() {
     assert_eq!(call(&mut conn, "BF.EXISTS bf2 only-in-copy"), Reply::Int(0));
 }
 
+/// DEBUG DIGEST-VALUE follows the content: equal for filters built by the same commands
+/// (and then their DUMP payloads are equal too), different for filters with the same
+/// shape and item count but other items (so other bits, buckets or counters), different
+/// after one more add; and a replica's values have the master's digests and DUMP payloads.
 #[test]
 fn digests_are_equal_for_equal_filters_and_on_replicas() {
     let master = Server::start();
     let replica = start_replica(&master);
     let mut conn = master.raw();
-    call(&mut conn, "BF.RESERVE a 0.01 10");
-    call(&mut conn, "BF.RESERVE b 0.01 10");
-    for i in 0..50 {
-        conn.call(&["BF.ADD", "a", &i.to_string()]);
-        conn.call(&["BF.ADD", "b", &i.to_string()]);
-        conn.call(&["CF.ADD", "c", &i.to_string()]);
-        conn.call(&["CBF.ADD", "n", &i.to_string()]);
-    }
     let digest = |conn: &mut RawConnection, key: &str| {
         conn.call(&["DEBUG", "DIGEST-VALUE", key]).array()[0].bytes()
     };
-    assert_eq!(digest(&mut conn, "a"), digest(&mut conn, "b"));
-    call(&mut conn, "BF.ADD b extra");
-    assert_ne!(digest(&mut conn, "a"), digest(&mut conn, "b"));
+    let dump = |conn: &mut RawConnection, key: &str| conn.call(&["DUMP", key]).bytes();
+    let families = [
+        ("bf", "BF.RESERVE {} 0.01 1000", "BF.ADD", "BF.CARD {}"),
+        ("cf", "CF.RESERVE {} 1000", "CF.ADD", "CF.INFO {}"),
+        ("cbf", "CBF.RESERVE {} 0.01 1000", "CBF.ADD", "CBF.CARD {}"),
+    ];
+    let mut keys = Vec::new();
+    for (family, reserve, add, count) in families {
+        let [same, twin, other] = [0, 1, 2].map(|k| format!("{family}:{k}"));
+        for key in [&same, &twin, &other] {
+            assert_eq!(call(&mut conn, &reserve.replace("{}", key)), ok());
+            // The third filter gets as many items as the others, but different ones.
+            // (A Bloom add of an item that tests positive already adds nothing.)
+            let prefix = if key == &other { "other" } else { "item" };
+            let (mut added, mut i) = (0, 0);
+            while added < 50 {
+                added += conn.call(&[add, key, &format!("{prefix}{i}")]).int();
+                i += 1;
+            }
+        }
+        assert_eq!(
+            digest(&mut conn, &same),
+            digest(&mut conn, &twin),
+            "{family}"
+        );
+        assert_eq!(dump(&mut conn, &same), dump(&mut conn, &twin), "{family}");
+        // Same shape and counts: only the content differs.
+        assert_eq!(
+            call(&mut conn, &count.replace("{}", &same)),
+            call(&mut conn, &count.replace("{}", &other)),
+            "{family}"
+        );
+        let scandump = format!("{}.SCANDUMP", family.to_uppercase());
+        let header = |conn: &mut RawConnection, key: &str| {
+            conn.call(&[scandump.as_str(), key, "0"]).array()[1].bytes()
+        };
+        assert_eq!(
+            header(&mut conn, &same),
+            header(&mut conn, &other),
+            "{family}"
+        );
+        assert_ne!(dump(&mut conn, &same), dump(&mut conn, &other), "{family}");
+        assert_ne!(
+            digest(&mut conn, &same),
+            digest(&mut conn, &other),
+            "{family}"
+        );
+        assert_eq!(conn.call(&[add, &twin, "extra"]), Reply::Int(1));
+        assert_ne!(
+            digest(&mut conn, &same),
+            digest(&mut conn, &twin),
+            "{family}"
+        );
+        keys.extend([same, twin, other]);
+    }
     wait_for_replicas(&mut conn, 1);
     let mut replica_conn = replica.raw();
-    for key in ["a", "b", "c", "n"] {
+    for key in &keys {
         assert_eq!(
             digest(&mut conn, key),
             digest(&mut replica_conn, key),
             "{key}"
         );
+        assert_eq!(dump(&mut conn, key), dump(&mut replica_conn, key), "{key}");
     }
     assert_eq!(
         call(&mut conn, "DEBUG DIGEST"),
@@ -196,7 +245,7 @@ fn info_section_counts_filters_bytes_items_and_sub_filters() {
     let cbf_bytes = call(&mut conn, "CBF.INFO n SIZE").ints()[0];
     expect(&mut conn, "bf_cbf_bytes", cbf_bytes);
     // Totals survive a reload and drop to zero after a flush.
-    call(&mut conn, "DEBUG RELOAD");
+    assert_eq!(call(&mut conn, "DEBUG RELOAD"), ok());
     expect(&mut conn, "bf_bf_filters", 2);
     expect(&mut conn, "bf_bf_items", bf_items);
     call(&mut conn, "COPY a a2");
@@ -284,17 +333,38 @@ fn configs_set_the_defaults_of_auto_created_filters() {
         call(&mut conn, "BF.INFO fixed EXPANSION"),
         Reply::Array(Some(vec![Reply::Bulk(None)]))
     );
-    // Max expansions is read at every insert.
+    // Max expansions is read at every insert: a filter that already has that many
+    // sub-filters refuses every add, however empty it is.
+    let max_expansions = Reply::err("Maximum expansions reached");
     call(&mut conn, "CONFIG SET bf.cf-max-expansions 1");
-    call(&mut conn, "CF.RESERVE one 4");
-    let mut last = Reply::Int(0);
+    assert_eq!(call(&mut conn, "CF.RESERVE one 8"), ok());
+    let empty = conn.call(&["DUMP", "one"]).bytes();
+    assert_eq!(call(&mut conn, "CF.ADD one x"), max_expansions);
+    assert_eq!(
+        conn.call(&["DUMP", "one"]).bytes(),
+        empty,
+        "a refused add changes nothing"
+    );
+    // With two allowed the filter fills its first sub-filter, grows once, fills the
+    // second, and then refuses again.
+    call(&mut conn, "CONFIG SET bf.cf-max-expansions 2");
+    let mut added = 0;
+    let mut refused = false;
     for i in 0..100 {
-        last = conn.call(&["CF.ADD", "one", &i.to_string()]);
-        if matches!(last, Reply::Error(_)) {
-            break;
+        match conn.call(&["CF.ADD", "one", &i.to_string()]) {
+            Reply::Int(1) => added += 1,
+            reply => {
+                assert_eq!(reply, max_expansions);
+                refused = true;
+                break;
+            }
         }
     }
-    assert_eq!(last, Reply::Error("Maximum expansions reached".into()));
+    assert!(refused, "the second sub-filter must fill up");
+    let debug = call(&mut conn, "CF.DEBUG one").text();
+    assert!(debug.contains(&format!(" items:{added} ")), "{debug}");
+    assert!(debug.contains(" filters:2 "), "{debug}");
+    assert!(added > 8, "{debug}");
 }
 
 #[test]
@@ -435,7 +505,9 @@ fn maxmemory_refuses_growth_but_not_reads() {
     call(&mut conn, "CF.ADD c x");
     // Put the server over its limit: every command that may allocate is refused.
     call(&mut conn, "CONFIG SET maxmemory 100kb");
-    let oom = |reply: Reply| matches!(&reply, Reply::Error(e) if e.starts_with("OOM"));
+    let oom = |reply: Reply| {
+        reply == Reply::err("OOM command not allowed when used memory > 'maxmemory'.")
+    };
     for line in [
         "BF.ADD b y",
         "BF.RESERVE n 0.01 100",
@@ -502,11 +574,68 @@ fn command_metadata_is_complete() {
         .collect();
     assert_eq!(
         names,
-        vec!["key", "error_rate", "capacity", "expansion", "nonscaling", "blocked"]
+        vec![
+            "key",
+            "error_rate",
+            "capacity",
+            "expansion",
+            "nonscaling",
+            "blocked"
+        ]
     );
-    // Every command has docs.
-    let all = call(&mut conn, "COMMAND LIST FILTERBY MODULE bf").array();
+    // Every command has docs: a summary, a complexity, a version, and arguments that
+    // start with the key (each with a name and a type).
+    let all: Vec<String> = call(&mut conn, "COMMAND LIST FILTERBY MODULE bf")
+        .array()
+        .iter()
+        .map(Reply::text)
+        .collect();
     assert_eq!(all.len(), 48);
+    let mut args = vec!["COMMAND".to_string(), "DOCS".to_string()];
+    args.extend(all.iter().cloned());
+    let docs = conn.call(&args).array();
+    assert_eq!(docs.len(), 2 * all.len(), "one DOCS entry per command");
+    let mut documented = Vec::new();
+    for entry in docs.chunks(2) {
+        let name = entry[0].text();
+        let fields = entry[1].array();
+        let get = |field: &str| {
+            let i = fields
+                .iter()
+                .position(|f| f.text() == field)
+                .unwrap_or_else(|| panic!("{name}: no {field} in its docs"));
+            fields[i + 1].clone()
+        };
+        for field in ["summary", "complexity"] {
+            assert!(!get(field).text().is_empty(), "{name}: empty {field}");
+        }
+        assert!(
+            ["1.0.0", "2.4.4"].contains(&get("since").text().as_str()),
+            "{name}: since {:?}",
+            get("since")
+        );
+        assert_eq!(get("group").text(), "module", "{name}");
+        let arguments = get("arguments").array();
+        let arg_field = |arg: &Reply, field: &str| {
+            let parts = arg.array();
+            let i = parts
+                .iter()
+                .position(|f| f.text() == field)
+                .unwrap_or_else(|| panic!("{name}: an argument without {field}"));
+            parts[i + 1].text()
+        };
+        assert_eq!(arg_field(&arguments[0], "name"), "key", "{name}");
+        assert_eq!(arg_field(&arguments[0], "type"), "key", "{name}");
+        for arg in &arguments {
+            assert!(!arg_field(arg, "name").is_empty(), "{name}");
+            assert!(!arg_field(arg, "type").is_empty(), "{name}");
+        }
+        documented.push(name);
+    }
+    documented.sort();
+    let mut expected = all.clone();
+    expected.sort();
+    assert_eq!(documented, expected);
     // ACL: module categories where the server has them (Redis ≥ 7.4); by command name
     // everywhere.
     let categories: Vec<String> = call(&mut conn, "ACL CAT")
@@ -714,4 +843,25 @@ fn filters_larger_than_the_machine_are_error_replies() {
         "{before} → {}",
         used(&mut conn)
     );
+}
+
+/// The harness itself: a server that dies on its own (here SIGKILLed behind the harness'
+/// back, as a crash would end it) fails the test that ran it.
+#[test]
+fn the_harness_fails_a_test_whose_server_died() {
+    let mut server = Server::start();
+    let status = std::process::Command::new("kill")
+        .args(["-9", &server.pid().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success());
+    wait_until("the server gone", || {
+        RawConnection::connect(server.port).is_err()
+    });
+    let stopped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| server.stop(false)));
+    let message = *stopped
+        .expect_err("stopping a dead server must fail the test")
+        .downcast::<String>()
+        .expect("a message");
+    assert!(message.contains("the server exited by itself"), "{message}");
 }

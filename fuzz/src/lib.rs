@@ -15,6 +15,8 @@ use redbloom::filter::rdb::{self, Field, Fields};
 use redbloom::filter::window::WindowFilter;
 use redbloom::filter::window_dump;
 
+pub mod targets;
+
 /// Memory ceiling of every filter the targets create or grow (keeps runs fast and small).
 pub const MAX_BYTES: u64 = 1 << 12;
 

@@ -388,6 +388,34 @@ mod tests {
         assert_ne!(chain, before);
     }
 
+    /// Chunks are at most RedisBloom's 16 MiB, never span arrays, and load back where
+    /// SCANDUMP said; a chunk one byte too long for its array is `TooBig`.
+    #[test]
+    fn chunks_of_large_arrays_are_16_mib_pieces() {
+        let m: i64 = 16 << 20;
+        let big = vec![1u8; (m + 5) as usize];
+        let small = vec![2u8; 3];
+        let arrays = || [big.as_slice(), small.as_slice()].into_iter();
+        let lens = |iter| chunk_of(arrays(), iter).map(|(next, d)| (next, d.len()));
+        assert_eq!(lens(1), Some((1 + m, m as usize)));
+        assert_eq!(lens(1 + m), Some((1 + m + 5, 5)));
+        assert_eq!(lens(1 + m + 5), Some((1 + m + 8, 3)));
+        assert_eq!(lens(1 + m + 8), None);
+        assert_eq!(lens(3), Some((3 + m, m as usize)));
+        assert_eq!(lens(m), Some((m + 6, 6)));
+        let mut a = vec![0u8; (m + 5) as usize];
+        let mut b = vec![0u8; 3];
+        let mut load = |iter, data: &[u8]| {
+            load_chunk_into([a.as_mut_slice(), b.as_mut_slice()].into_iter(), iter, data)
+        };
+        assert_eq!(load(1 + m, &big[..m as usize]), Ok(()));
+        assert_eq!(load(1 + m + 5, &[1; 5]), Ok(()));
+        assert_eq!(load(1 + m + 8, &[2; 3]), Ok(()));
+        assert_eq!(load(1 + m + 6, &[9; 6]), Err(DumpError::TooBig));
+        assert_eq!(load(1 + m + 9, &[9; 1]), Err(DumpError::NoLink));
+        assert_eq!((a, b), (big, small));
+    }
+
     proptest! {
         #[test]
         fn dump_then_load_is_identity(
@@ -402,16 +430,95 @@ mod tests {
             }
             prop_assert_eq!(restore(&chain), chain);
         }
+    }
 
-        #[test]
-        fn arbitrary_headers_and_chunks_never_panic(
-            data in proptest::collection::vec(any::<u8>(), 0..200),
-            iter in any::<i64>(),
-        ) {
-            let _ = chain_from_header(&data, 1 << 20);
-            let mut chain = filter_with(0.01, 10, &["x"]);
-            let _ = load_chunk(&mut chain, iter, &data);
-            let _ = chunk(&chain, iter);
-        }
+    /// Headers and chunks of real filters, then mutated (or, now and then, random bytes):
+    /// nothing panics; an accepted header is kept byte for byte and is a consistent filter
+    /// within the ceiling; an unchanged one is accepted, and its own chunks restore the
+    /// filter; a refused chunk changes nothing, an accepted one changes no shape.
+    #[test]
+    fn arbitrary_headers_and_chunks_never_panic() {
+        use crate::filter::testing::{apply_byte_edits, byte_edits, run_counting};
+        use std::cell::Cell;
+        const LIMIT: u64 = 1 << 20;
+        let source = (
+            1u64..200,
+            prop_oneof![Just(0.01), Just(0.1), Just(0.001)],
+            1u32..4,
+            any::<bool>(),
+            0usize..400,
+        );
+        let chunk_edit = (
+            any::<usize>(),
+            prop_oneof![Just(0i64), -3i64..3, any::<i64>()],
+            byte_edits(),
+        );
+        let random = prop_oneof![
+            6 => Just(None),
+            1 => proptest::option::of(proptest::collection::vec(any::<u8>(), 0..200)),
+        ];
+        let chunks_accepted = Cell::new(0u32);
+        run_counting(
+            "bloom arbitrary_headers_and_chunks_never_panic",
+            500,
+            150,
+            (source, byte_edits(), chunk_edit, random),
+            |((capacity, error, growth, scaling, n), edits, (pick, delta, data_edits), random)| {
+                let mut source = Chain::new(capacity, error, growth, scaling, u64::MAX).unwrap();
+                for i in 0..n {
+                    source.add(source.hash(&(i as u64).to_le_bytes()), u64::MAX);
+                }
+                let good = header(&source);
+                let edited = random.unwrap_or_else(|| apply_byte_edits(&good, &edits));
+                let accepted = match chain_from_header(&edited, LIMIT) {
+                    Ok(chain) => {
+                        prop_assert!(chain.links_are_consistent());
+                        prop_assert!(chain.mem_usage() <= LIMIT);
+                        prop_assert_eq!(header(&chain), edited.clone());
+                        prop_assert!(chain.links.iter().all(|l| l.data.iter().all(|&b| b == 0)));
+                        true
+                    }
+                    Err(_) => {
+                        prop_assert!(edited != good || source.mem_usage() > LIMIT);
+                        false
+                    }
+                };
+                if source.mem_usage() <= LIMIT {
+                    let all = chunks(&source);
+                    let mut copy = chain_from_header(&good, LIMIT).unwrap();
+                    for (iter, data) in &all {
+                        load_chunk(&mut copy, *iter, data).unwrap();
+                    }
+                    prop_assert_eq!(&copy, &source);
+                    let (iter, data) = &all[pick % all.len()];
+                    let data = apply_byte_edits(data, &data_edits);
+                    let before = copy.clone();
+                    match load_chunk(&mut copy, iter.wrapping_add(delta), &data) {
+                        Ok(()) => {
+                            prop_assert_eq!(header(&copy), header(&before));
+                            chunks_accepted.set(chunks_accepted.get() + 1);
+                        }
+                        Err(_) => {
+                            prop_assert!(
+                                delta != 0
+                                    || data_edits.iter().any(|e| !matches!(
+                                        e,
+                                        crate::filter::testing::ByteEdit::Set(..)
+                                            | crate::filter::testing::ByteEdit::Flip(..)
+                                    ))
+                            );
+                            prop_assert_eq!(&copy, &before);
+                        }
+                    }
+                    let _ = chunk(&copy, iter.wrapping_add(delta));
+                }
+                Ok(accepted)
+            },
+        );
+        assert!(
+            chunks_accepted.get() >= 150,
+            "{} chunks accepted",
+            chunks_accepted.get()
+        );
     }
 }

@@ -256,12 +256,12 @@ mod tests {
         let cbf = CountingChain::new(5_000_000, 0.01, 2, false, u64::MAX).unwrap();
         let bytes = cbf.links[0].bytes() as i64;
         let all: Vec<(i64, usize)> = chunks(&cbf).iter().map(|(n, d)| (*n, d.len())).collect();
+        // RedisBloom's 16 MiB written out: the constant itself is under test.
+        let m: i64 = 16 << 20;
+        assert_eq!(MAX_CHUNK as i64, m);
         assert_eq!(
             all,
-            vec![
-                (1 + MAX_CHUNK as i64, MAX_CHUNK as usize),
-                (1 + bytes, (bytes - MAX_CHUNK as i64) as usize)
-            ]
+            vec![(1 + m, m as usize), (1 + bytes, (bytes - m) as usize)]
         );
         assert_eq!(restore(&cbf), cbf);
     }
@@ -366,47 +366,140 @@ mod tests {
         }
     }
 
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(2000))]
+    /// A counting filter from a strategy's parameters: capacity, error, growth, scaling,
+    /// items added (wide hashes of their numbers), items deleted again.
+    fn built(
+        (capacity, error, growth, scaling, n, deletes): (u64, f64, u32, bool, usize, usize),
+    ) -> CountingChain {
+        let mut cbf = CountingChain::new(capacity, error, growth, scaling, u64::MAX).unwrap();
+        for i in 0..n {
+            cbf.add(HashPair::wide(&(i as u64).to_le_bytes()), u64::MAX);
+        }
+        for i in 0..deletes.min(n) {
+            cbf.delete(HashPair::wide(&(i as u64).to_le_bytes()));
+        }
+        cbf
+    }
 
-        /// Arbitrary headers and chunks never panic; an accepted header is a valid filter.
-        #[test]
-        fn arbitrary_headers_and_chunks_never_panic(
-            data in proptest::collection::vec(any::<u8>(), 0..200),
-            iter in any::<i64>(),
-        ) {
-            let mut with_magic = MAGIC.to_vec();
-            with_magic.extend_from_slice(&data);
-            for bytes in [&data, &with_magic] {
-                if let Ok(cbf) = chain_from_header(bytes, 1 << 20) {
-                    prop_assert!(cbf.is_valid());
+    fn sources() -> impl Strategy<Value = (u64, f64, u32, bool, usize, usize)> {
+        (
+            1u64..100,
+            prop_oneof![Just(0.01), Just(0.1), Just(0.001)],
+            1u32..4,
+            any::<bool>(),
+            0usize..200,
+            0usize..40,
+        )
+    }
+
+    /// Headers and chunks of real filters, then mutated (or, now and then, random bytes
+    /// after the magic): nothing panics; an accepted header is a valid filter within the
+    /// ceiling, kept byte for byte; an unchanged one is accepted and its own chunks
+    /// restore the filter; a refused chunk changes nothing, an accepted one no shape.
+    #[test]
+    fn arbitrary_headers_and_chunks_never_panic() {
+        use crate::filter::testing::{apply_byte_edits, byte_edits, run_counting, ByteEdit};
+        use std::cell::Cell;
+        const LIMIT: u64 = 1 << 20;
+        let chunk_edit = (
+            any::<usize>(),
+            prop_oneof![Just(0i64), -3i64..3, any::<i64>()],
+            byte_edits(),
+        );
+        let random = prop_oneof![
+            6 => Just(None),
+            1 => proptest::option::of(proptest::collection::vec(any::<u8>(), 0..200)),
+        ];
+        let chunks_accepted = Cell::new(0u32);
+        run_counting(
+            "counting arbitrary_headers_and_chunks_never_panic",
+            500,
+            150,
+            (sources(), byte_edits(), chunk_edit, random),
+            |(params, edits, (pick, delta, data_edits), random)| {
+                let source = built(params);
+                let good = header(&source);
+                let edited = match random {
+                    Some(bytes) => [MAGIC.as_slice(), &bytes].concat(),
+                    None => apply_byte_edits(&good, &edits),
+                };
+                let accepted = match chain_from_header(&edited, LIMIT) {
+                    Ok(cbf) => {
+                        prop_assert!(cbf.is_valid());
+                        prop_assert!(cbf.mem_usage() <= LIMIT);
+                        prop_assert_eq!(header(&cbf), edited.clone());
+                        true
+                    }
+                    Err(_) => {
+                        prop_assert!(edited != good || source.mem_usage() > LIMIT);
+                        false
+                    }
+                };
+                if source.mem_usage() <= LIMIT {
+                    let all = chunks(&source);
+                    let mut copy = chain_from_header(&good, LIMIT).unwrap();
+                    for (iter, data) in &all {
+                        load_chunk(&mut copy, *iter, data).unwrap();
+                    }
+                    prop_assert_eq!(&copy, &source);
+                    let (iter, data) = &all[pick % all.len()];
+                    let data = apply_byte_edits(data, &data_edits);
+                    let before = copy.clone();
+                    match load_chunk(&mut copy, iter.wrapping_add(delta), &data) {
+                        Ok(()) => {
+                            prop_assert_eq!(header(&copy), header(&before));
+                            chunks_accepted.set(chunks_accepted.get() + 1);
+                        }
+                        Err(_) => {
+                            let resized = data_edits
+                                .iter()
+                                .any(|e| matches!(e, ByteEdit::Truncate(_) | ByteEdit::Append(_)));
+                            prop_assert!(delta != 0 || resized);
+                            prop_assert_eq!(&copy, &before);
+                        }
+                    }
+                    let _ = chunk(&copy, iter.wrapping_add(delta));
                 }
-            }
-            let mut cbf = filter_with(10, 3);
-            let _ = load_chunk(&mut cbf, iter, &data);
-            let _ = chunk(&cbf, iter);
-        }
+                Ok(accepted)
+            },
+        );
+        assert!(
+            chunks_accepted.get() >= 150,
+            "{} chunks accepted",
+            chunks_accepted.get()
+        );
+    }
 
-        /// A valid header with a few bytes overwritten never panics; whatever is accepted
-        /// is a valid filter within the ceiling.
-        #[test]
-        fn corrupted_headers_never_panic(
-            edits in proptest::collection::vec((any::<usize>(), any::<u8>()), 1..6),
-            cut in proptest::option::of(any::<usize>()),
-        ) {
-            let good = header(&filter_with(4, 30));
-            let mut h = good.clone();
-            for (at, byte) in edits {
-                let at = at % h.len();
-                h[at] = byte;
-            }
-            if let Some(cut) = cut {
-                h.truncate(cut % (h.len() + 1));
-            }
-            if let Ok(cbf) = chain_from_header(&h, 1 << 20) {
-                prop_assert!(cbf.is_valid());
-                prop_assert!(cbf.mem_usage() <= 1 << 20);
-            }
-        }
+    /// Valid headers of real filters (several links, deletes) with bytes overwritten:
+    /// nothing panics; whatever is accepted is a valid filter within the ceiling, kept
+    /// byte for byte; an unchanged header is accepted.
+    #[test]
+    fn corrupted_headers_never_panic() {
+        use crate::filter::testing::{apply_byte_edits, byte_edits, run_counting};
+        const LIMIT: u64 = 1 << 20;
+        let counts = run_counting(
+            "corrupted_headers_never_panic",
+            800,
+            250,
+            (sources(), byte_edits()),
+            |(params, edits)| {
+                let source = built(params);
+                let good = header(&source);
+                let h = apply_byte_edits(&good, &edits);
+                match chain_from_header(&h, LIMIT) {
+                    Ok(cbf) => {
+                        prop_assert!(cbf.is_valid());
+                        prop_assert!(cbf.mem_usage() <= LIMIT);
+                        prop_assert_eq!(header(&cbf), h);
+                        Ok(true)
+                    }
+                    Err(_) => {
+                        prop_assert!(h != good || source.mem_usage() > LIMIT);
+                        Ok(false)
+                    }
+                }
+            },
+        );
+        assert!(counts.refused >= 200, "{counts:?}");
     }
 }

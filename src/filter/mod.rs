@@ -15,6 +15,8 @@ pub mod cuckoo_dump;
 pub mod fmt;
 pub mod hash;
 pub mod rdb;
+#[cfg(test)]
+mod testing;
 pub mod window;
 pub mod window_dump;
 

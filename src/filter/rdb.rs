@@ -591,31 +591,142 @@ mod tests {
         assert!(load_cuckoo(&mut f, 4).is_none());
     }
 
-    proptest! {
-        #[test]
-        fn arbitrary_cuckoo_fields_never_panic(
-            raw in proptest::collection::vec((0u8..3, any::<u64>(), proptest::collection::vec(any::<u8>(), 0..40)), 0..40),
-            encver in -1i32..6,
-        ) {
-            let fields = raw.into_iter().map(|(kind, n, bytes)| match kind {
-                0 => Field::Unsigned(n % 70),
-                1 => Field::Double(f64::from_bits(n)),
-                _ => Field::Buffer(bytes),
-            }).collect();
-            let _ = load_cuckoo(&mut Fields { fields, read_at: 0 }, encver);
+    /// Fields from a list of `(kind, n, bytes)`: an unrelated stream.
+    fn random_fields(raw: Vec<(u8, u64, Vec<u8>)>, unsigned_below: u64) -> Fields {
+        Fields {
+            fields: raw
+                .into_iter()
+                .map(|(kind, n, bytes)| match kind {
+                    0 => Field::Unsigned(n % unsigned_below),
+                    1 => Field::Double(f64::from_bits(n)),
+                    _ => Field::Buffer(bytes),
+                })
+                .collect(),
+            read_at: 0,
         }
+    }
 
-        #[test]
-        fn arbitrary_fields_never_panic(
-            raw in proptest::collection::vec((0u8..3, any::<u64>(), proptest::collection::vec(any::<u8>(), 0..40)), 0..40),
-            encver in -1i32..6,
-        ) {
-            let fields = raw.into_iter().map(|(kind, n, bytes)| match kind {
-                0 => Field::Unsigned(n % 1000),
-                1 => Field::Double(f64::from_bits(n)),
-                _ => Field::Buffer(bytes),
-            }).collect();
-            let _ = load_chain(&mut Fields { fields, read_at: 0 }, encver);
-        }
+    fn random_streams() -> impl Strategy<Value = Option<Vec<(u8, u64, Vec<u8>)>>> {
+        prop_oneof![
+            6 => Just(None),
+            1 => proptest::option::of(proptest::collection::vec(
+                (0u8..3, any::<u64>(), proptest::collection::vec(any::<u8>(), 0..40)),
+                0..40,
+            )),
+        ]
+    }
+
+    /// The RDB fields of real Cuckoo filters (grown, with deletes), then edited (or, now
+    /// and then, random), under any encoding version: nothing panics; whatever loads saves
+    /// back to the fields it read; an unedited stream of the current encoding loads as the
+    /// filter.
+    #[test]
+    fn arbitrary_cuckoo_fields_never_panic() {
+        use crate::filter::cuckoo::{CuckooHash, CuckooParams};
+        use crate::filter::testing::{apply_field_edits, field_edits, run_counting};
+        let source = (
+            1u64..40,
+            1u16..=4,
+            prop_oneof![Just(0u16), Just(1), Just(2), Just(4)],
+            0u16..120,
+            0u16..20,
+        );
+        let encver = prop_oneof![4 => Just(CUCKOO_ENCODING), 1 => -1i32..6];
+        run_counting(
+            "arbitrary_cuckoo_fields_never_panic",
+            400,
+            120,
+            (source, field_edits(), random_streams(), encver),
+            |((capacity, bucket_size, expansion, n, deletes), edits, random, encver)| {
+                let params = CuckooParams {
+                    capacity: 2 * u64::from(bucket_size) + capacity,
+                    bucket_size,
+                    max_iterations: 20,
+                    expansion,
+                };
+                let mut filter = CuckooFilter::new(params, u64::MAX).unwrap();
+                for i in 0..n {
+                    let _ = filter.insert(&CuckooHash::new(&i.to_le_bytes()), u64::MAX);
+                }
+                for i in 0..deletes.min(n) {
+                    filter.delete(&CuckooHash::new(&i.to_le_bytes()));
+                }
+                let mut good = Fields::default();
+                save_cuckoo(&filter, &mut good);
+                let mut fields = match random {
+                    Some(raw) => random_fields(raw, 70),
+                    None => apply_field_edits(&good, &edits),
+                };
+                let stream = fields.fields.clone();
+                match load_cuckoo(&mut fields, encver) {
+                    Some(loaded) => {
+                        if encver == CUCKOO_ENCODING {
+                            let mut again = Fields::default();
+                            save_cuckoo(&loaded, &mut again);
+                            prop_assert_eq!(&again.fields[..], &stream[..fields.read_at]);
+                        }
+                        if stream == good.fields && encver == CUCKOO_ENCODING {
+                            prop_assert_eq!(&loaded, &filter);
+                        }
+                        Ok(true)
+                    }
+                    None => {
+                        prop_assert!(stream != good.fields || encver != CUCKOO_ENCODING);
+                        Ok(false)
+                    }
+                }
+            },
+        );
+    }
+
+    /// The same for Bloom chains (several links, non-scaling ones full).
+    #[test]
+    fn arbitrary_fields_never_panic() {
+        use crate::filter::testing::{apply_field_edits, field_edits, run_counting};
+        let source = (
+            1u64..30,
+            prop_oneof![Just(0.01), Just(0.1)],
+            1u32..4,
+            any::<bool>(),
+            0u16..200,
+        );
+        let encver = prop_oneof![4 => Just(BLOOM_ENCODING), 1 => -1i32..6];
+        run_counting(
+            "bloom arbitrary_fields_never_panic",
+            400,
+            120,
+            (source, field_edits(), random_streams(), encver),
+            |((capacity, error, growth, scaling, n), edits, random, encver)| {
+                let mut chain = Chain::new(capacity, error, growth, scaling, u64::MAX).unwrap();
+                for i in 0..n {
+                    chain.add(chain.hash(&i.to_le_bytes()), u64::MAX);
+                }
+                let mut good = Fields::default();
+                save_chain(&chain, &mut good);
+                let mut fields = match random {
+                    Some(raw) => random_fields(raw, 1000),
+                    None => apply_field_edits(&good, &edits),
+                };
+                let stream = fields.fields.clone();
+                match load_chain(&mut fields, encver) {
+                    Some(loaded) => {
+                        prop_assert!(loaded.links_are_consistent());
+                        if encver == BLOOM_ENCODING {
+                            let mut again = Fields::default();
+                            save_chain(&loaded, &mut again);
+                            prop_assert_eq!(&again.fields[..], &stream[..fields.read_at]);
+                        }
+                        if stream == good.fields && encver == BLOOM_ENCODING {
+                            prop_assert_eq!(&loaded, &chain);
+                        }
+                        Ok(true)
+                    }
+                    None => {
+                        prop_assert!(stream != good.fields || encver != BLOOM_ENCODING);
+                        Ok(false)
+                    }
+                }
+            },
+        );
     }
 }

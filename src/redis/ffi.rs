@@ -228,6 +228,25 @@ impl Drop for Key {
 
 pub type Handler = fn(&Context, &Args) -> RedisResult;
 
+/// The text every caught panic is logged with, at warning level (the integration-test
+/// harness fails a test whose server logged it).
+pub const CAUGHT_PANIC_LOG: &str = "redbloom: caught a panic";
+
+/// Runs `f`, turning a panic into `None` logged at warning level with `CAUGHT_PANIC_LOG`,
+/// where it was caught (`place`) and the panic's message.
+fn catch_panic<R>(place: &str, f: impl FnOnce() -> R) -> Option<R> {
+    catch_unwind(AssertUnwindSafe(f))
+        .map_err(|payload| {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            redis_module::logging::log_warning(format!("{CAUGHT_PANIC_LOG} in {place}: {message}"));
+        })
+        .ok()
+}
+
 /// Runs a command handler; a panic becomes an error reply instead of crossing into Redis.
 ///
 /// # Safety
@@ -245,12 +264,9 @@ pub unsafe fn run_command(
         unsafe { std::slice::from_raw_parts(argv, argc as usize) }
     };
     let args = Args { argv };
-    let reply = catch_unwind(AssertUnwindSafe(|| handler(&context, &args))).unwrap_or_else(|_| {
-        context.log_warning(
-            "redbloom: a command failed internally; no data was changed after the failure point",
-        );
-        Err(RedisError::Str("ERR internal error in redbloom"))
-    });
+    // The log line says a command failed; no data was changed after the failure point.
+    let reply = catch_panic("a command", || handler(&context, &args))
+        .unwrap_or(Err(RedisError::Str("ERR internal error in redbloom")));
     if let Err(e) = &reply {
         if super::write::is_trusted(&context) {
             super::write::log_divergence(&context, &args, &e.to_string());
@@ -773,9 +789,9 @@ impl FieldWriter for DigestWriter {
 }
 
 extern "C" fn rdb_load<T: ModuleValue>(io: *mut raw::RedisModuleIO, encver: c_int) -> *mut c_void {
-    let loaded = catch_unwind(AssertUnwindSafe(|| T::load(&mut RdbReader { io }, encver)));
+    let loaded = catch_panic("rdb_load", || T::load(&mut RdbReader { io }, encver));
     match loaded {
-        Ok(Some(value)) => {
+        Some(Some(value)) => {
             T::stats().created(value.snapshot());
             Box::into_raw(Box::new(value)).cast()
         }
@@ -787,7 +803,7 @@ extern "C" fn rdb_save<T: ModuleValue>(io: *mut raw::RedisModuleIO, value: *mut 
     let Some(value) = (unsafe { value.cast::<T>().as_ref() }) else {
         return;
     };
-    let _ = catch_unwind(AssertUnwindSafe(|| value.save(&mut RdbWriter { io })));
+    let _ = catch_panic("rdb_save", || value.save(&mut RdbWriter { io }));
 }
 
 extern "C" fn aof_rewrite<T: ModuleValue>(
@@ -798,9 +814,9 @@ extern "C" fn aof_rewrite<T: ModuleValue>(
     let Some(value) = (unsafe { value.cast::<T>().as_ref() }) else {
         return;
     };
-    let _ = catch_unwind(AssertUnwindSafe(|| {
+    let _ = catch_panic("aof_rewrite", || {
         value.aof_rewrite(&mut AofWriter { io, key })
-    }));
+    });
 }
 
 extern "C" fn mem_usage<T: ModuleValue>(value: *const c_void) -> usize {
@@ -834,8 +850,8 @@ extern "C" fn copy<T: ModuleValue>(
     let Some(value) = (unsafe { value.cast::<T>().as_ref() }) else {
         return ptr::null_mut();
     };
-    match catch_unwind(AssertUnwindSafe(|| value.try_clone())) {
-        Ok(Some(copy)) => {
+    match catch_panic("copy", || value.try_clone()) {
+        Some(Some(copy)) => {
             T::stats().created(copy.snapshot());
             Box::into_raw(Box::new(copy)).cast()
         }
@@ -847,9 +863,7 @@ extern "C" fn digest<T: ModuleValue>(md: *mut raw::RedisModuleDigest, value: *mu
     let Some(value) = (unsafe { value.cast::<T>().as_ref() }) else {
         return;
     };
-    let _ = catch_unwind(AssertUnwindSafe(|| {
-        value.save(&mut DigestWriter { digest: md })
-    }));
+    let _ = catch_panic("digest", || value.save(&mut DigestWriter { digest: md }));
     unsafe { raw::RedisModule_DigestEndSequence.unwrap()(md) };
 }
 
@@ -957,9 +971,7 @@ pub fn register_info(ctx: &Context, callback: fn(&redis_module::InfoContext)) {
     let _ = CALLBACK.set(callback);
     extern "C" fn info(ctx: *mut raw::RedisModuleInfoCtx, _for_crash_report: c_int) {
         if let Some(callback) = CALLBACK.get() {
-            let _ = catch_unwind(AssertUnwindSafe(|| {
-                callback(&redis_module::InfoContext::new(ctx))
-            }));
+            let _ = catch_panic("info", || callback(&redis_module::InfoContext::new(ctx)));
         }
     }
     unsafe { raw::RedisModule_RegisterInfoFunc.unwrap()(ctx.ctx, Some(info)) };

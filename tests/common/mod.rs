@@ -10,6 +10,7 @@ use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// The module under test: `REDBLOOM_MODULE` if set, else the cdylib cargo built next to
@@ -81,7 +82,16 @@ fn free_port() -> u16 {
     }
 }
 
-/// A running server; stopped (by its handle) and its directory removed on drop.
+/// Process ids the tests SIGKILLed on purpose ([`Server::kill_pid`]): their exit is no
+/// failure.
+static KILLED: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+/// What the server printed on stdout and stderr (e.g. a Rust panic message), next to its log.
+const STDERR_FILE: &str = "server.stderr";
+
+/// A running server; stopped (by its handle) and its directory removed on drop. A server
+/// that exited by itself (not SIGKILLed by the test), did not exit cleanly on SHUTDOWN, or
+/// logged a caught panic fails the test, with its log and stderr printed.
 pub struct Server {
     pub port: u16,
     pub dir: PathBuf,
@@ -200,11 +210,16 @@ impl Server {
             }
             None => Command::new(server_binary()),
         };
+        let output = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.join(STDERR_FILE))
+            .expect("the server's stderr file");
         let child = command
             .args(&args)
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stdout(output.try_clone().expect("the server's stderr file"))
+            .stderr(output)
             .spawn()
             .expect("start the server binary");
         let pid = child.id();
@@ -212,7 +227,11 @@ impl Server {
         let deadline = Instant::now() + Duration::from_secs(60) * slowdown();
         loop {
             if let Some(status) = self.child.as_mut().unwrap().try_wait().unwrap() {
-                panic!("server exited ({status}); log:\n{}", self.log());
+                panic!(
+                    "server exited ({status}); log:\n{}\nstderr:\n{}",
+                    self.log(),
+                    self.stderr()
+                );
             }
             if let Ok(mut conn) = RawConnection::connect(self.port) {
                 match conn.call(&["INFO", "server"]) {
@@ -250,6 +269,41 @@ impl Server {
         std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default()
     }
 
+    /// Everything the server printed on stdout and stderr.
+    pub fn stderr(&self) -> String {
+        std::fs::read_to_string(self.dir.join(STDERR_FILE)).unwrap_or_default()
+    }
+
+    /// Panics the module caught (logged at warning level) or Rust panic messages printed.
+    fn logged_panics(&self) -> Vec<String> {
+        let log = self.log();
+        let stderr = self.stderr();
+        log.lines()
+            .filter(|line| line.contains(redbloom::redis::ffi::CAUGHT_PANIC_LOG))
+            .chain(stderr.lines().filter(|line| line.contains("panicked at")))
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// Fails the test (unless it is failing already) with `problem`, the log and stderr.
+    fn fail(&self, problem: &str) {
+        let report = self.report(problem);
+        if std::thread::panicking() {
+            eprintln!("{report}");
+        } else {
+            panic!("{report}");
+        }
+    }
+
+    fn report(&self, problem: &str) -> String {
+        format!(
+            "server on port {}: {problem}\n--- log ---\n{}\n--- stderr ---\n{}",
+            self.port,
+            self.log(),
+            self.stderr()
+        )
+    }
+
     pub fn raw(&self) -> RawConnection {
         RawConnection::connect(self.port).expect("connect")
     }
@@ -267,9 +321,26 @@ impl Server {
     }
 
     /// Stops the server with SHUTDOWN NOSAVE semantics (SIGKILL when asked).
+    ///
+    /// Fails the test when the server had exited by itself (a crash: not SIGKILLed by
+    /// [`Server::kill_pid`]), when SHUTDOWN did not end it with status 0, or when its log
+    /// shows a caught panic.
     pub fn stop(&mut self, kill: bool) {
+        if let Some(problem) = self.stop_checked(kill) {
+            self.fail(&problem);
+        }
+    }
+
+    /// [`Server::stop`], returning the problem instead of failing.
+    fn stop_checked(&mut self, kill: bool) -> Option<String> {
+        let mut problem = None;
         if let Some(mut child) = self.child.take() {
-            if kill {
+            let pid = child.id();
+            if let Ok(Some(status)) = child.try_wait() {
+                if !KILLED.lock().unwrap().contains(&pid) {
+                    problem = Some(format!("the server exited by itself ({status})"));
+                }
+            } else if kill {
                 let _ = child.kill();
             } else {
                 let _ =
@@ -278,15 +349,30 @@ impl Server {
                 while child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
                     std::thread::sleep(Duration::from_millis(10));
                 }
-                let _ = child.kill();
+                match child.try_wait() {
+                    Ok(Some(status)) if status.success() => {}
+                    Ok(Some(status)) => {
+                        problem = Some(format!("SHUTDOWN ended the server with {status}"))
+                    }
+                    _ => {
+                        let _ = child.kill();
+                        problem = Some("the server did not shut down".to_string());
+                    }
+                }
             }
             let _ = child.wait();
+            let panics = self.logged_panics();
+            if !panics.is_empty() {
+                problem = Some(format!("the server logged panics:\n{}", panics.join("\n")));
+            }
         }
+        problem
     }
 
     /// SIGKILLs the server by its process id, from any thread (the handle stays here and
     /// is reaped by the next `stop` or `restart`).
     pub fn kill_pid(pid: u32) {
+        KILLED.lock().unwrap().push(pid);
         let status = Command::new("kill")
             .args(["-9", &pid.to_string()])
             .status()
@@ -326,15 +412,22 @@ impl Drop for Server {
             let log = self.log();
             let tail: Vec<&str> = log.lines().rev().take(40).collect();
             eprintln!(
-                "--- last lines of the server log (port {}) ---\n{}",
+                "--- last lines of the server log (port {}) ---\n{}\n--- stderr ---\n{}",
                 self.port,
-                tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+                tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
+                self.stderr()
             );
         }
         // Under a wrapper (valgrind) a clean shutdown lets it write its leak report.
-        self.stop(server_wrapper().is_none());
+        let problem = self.stop_checked(server_wrapper().is_none());
+        let report = problem.map(|problem| self.report(&problem));
         if !self.keep_dir {
             let _ = std::fs::remove_dir_all(&self.dir);
+        }
+        match report {
+            Some(report) if !std::thread::panicking() => panic!("{report}"),
+            Some(report) => eprintln!("{report}"),
+            None => {}
         }
     }
 }
@@ -585,6 +678,8 @@ pub fn start_replica(master: &Server) -> Server {
         let info = conn.call(&["INFO", "replication"]).text();
         info.contains("master_link_status:up")
     });
+    // The full sync was the master's background save of every module value.
+    wait_for_bgsave(&mut master.raw());
     replica
 }
 
@@ -727,16 +822,36 @@ pub fn with_crc(body: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Starts BGREWRITEAOF and waits until the rewrite finished.
+/// Starts BGREWRITEAOF and waits until the rewrite finished, successfully.
 pub fn rewrite_aof(conn: &mut RawConnection) {
     let reply = conn.call(&["BGREWRITEAOF"]);
     assert!(matches!(reply, Reply::Simple(_)), "BGREWRITEAOF: {reply:?}");
+    wait_for_aof_rewrite(conn);
+}
+
+/// Waits until no AOF rewrite runs or is scheduled, and checks that the last one
+/// succeeded (a forked child that crashed while writing a module value reports `err`).
+pub fn wait_for_aof_rewrite(conn: &mut RawConnection) {
     wait_until("the AOF rewrite", || {
         info_field(conn, "persistence", "aof_rewrite_in_progress") == "0"
             && info_field(conn, "persistence", "aof_rewrite_scheduled") == "0"
     });
     assert_eq!(
         info_field(conn, "persistence", "aof_last_bgrewrite_status"),
-        "ok"
+        "ok",
+        "the last AOF rewrite failed"
+    );
+}
+
+/// Waits until no background RDB save runs, and checks that the last one succeeded
+/// (full resynchronisations of replicas are such saves too).
+pub fn wait_for_bgsave(conn: &mut RawConnection) {
+    wait_until("the background save", || {
+        info_field(conn, "persistence", "rdb_bgsave_in_progress") == "0"
+    });
+    assert_eq!(
+        info_field(conn, "persistence", "rdb_last_bgsave_status"),
+        "ok",
+        "the last background save failed"
     );
 }
