@@ -233,24 +233,25 @@ impl Server {
                     self.stderr()
                 );
             }
-            if let Ok(mut conn) = RawConnection::connect(self.port) {
-                match conn.call(&["INFO", "server"]) {
-                    Reply::Bulk(Some(info)) => {
-                        let info = String::from_utf8_lossy(&info).to_string();
-                        assert!(
-                            info.contains(&format!("process_id:{pid}\r")),
-                            "port {} answered by another server",
-                            self.port
-                        );
-                        // INFO answers while the data set (RDB or AOF) is still loading.
-                        let persistence = conn.call(&["INFO", "persistence"]).text();
+            // A probe that fails on I/O (a connection refused, or reset while the server is
+            // still setting up, as a replica starting its first sync can) is retried.
+            match probe_info(self.port, "server") {
+                Ok(Ok(info)) => {
+                    assert!(
+                        info.contains(&format!("process_id:{pid}\r")),
+                        "port {} answered by another server",
+                        self.port
+                    );
+                    // INFO answers while the data set (RDB or AOF) is still loading.
+                    if let Ok(Ok(persistence)) = probe_info(self.port, "persistence") {
                         if persistence.lines().any(|line| line == "loading:0") {
                             return;
                         }
                     }
-                    Reply::Error(e) if e.starts_with("LOADING") => {}
-                    other => panic!("unexpected INFO reply {other:?}"),
                 }
+                Ok(Err(e)) if e.starts_with("LOADING") => {}
+                Ok(Err(e)) => panic!("unexpected INFO reply -{e}"),
+                Err(_) => {}
             }
             assert!(
                 Instant::now() < deadline,
@@ -637,6 +638,30 @@ impl RawConnection {
     }
 }
 
+/// `INFO <section>` on a new connection: the text, or the error reply's text; an I/O error
+/// (nothing listening yet, a reset) is returned as such instead of failing the test.
+fn probe_info(port: u16, section: &str) -> std::io::Result<Result<String, String>> {
+    let stream = TcpStream::connect(("127.0.0.1", port))?;
+    stream.set_read_timeout(Some(Duration::from_secs(10) * slowdown()))?;
+    let mut writer = stream.try_clone()?;
+    writer.write_all(&RawConnection::encode(&["INFO", section]))?;
+    let mut reader = BufReader::new(stream);
+    let mut first = String::new();
+    reader.read_line(&mut first)?;
+    let first = first.trim_end();
+    if let Some(error) = first.strip_prefix('-') {
+        return Ok(Err(error.to_string()));
+    }
+    let len: usize = first
+        .strip_prefix('$')
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| std::io::Error::other(format!("unexpected INFO reply {first:?}")))?;
+    let mut body = vec![0; len + 2];
+    reader.read_exact(&mut body)?;
+    body.truncate(len);
+    Ok(Ok(String::from_utf8_lossy(&body).into_owned()))
+}
+
 /// Shorthand: one command, its reply.
 pub fn call(conn: &mut RawConnection, line: &str) -> Reply {
     let args: Vec<&str> = line.split(' ').collect();
@@ -673,10 +698,10 @@ pub fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
 /// Starts a replica of `master` and waits until it is in sync.
 pub fn start_replica(master: &Server) -> Server {
     let replica = Server::start_with(&["--replicaof", "127.0.0.1", &master.port.to_string()]);
-    let mut conn = replica.raw();
+    // Probed on fresh connections: one may be reset while the first sync sets up.
     wait_until("replica sync", || {
-        let info = conn.call(&["INFO", "replication"]).text();
-        info.contains("master_link_status:up")
+        probe_info(replica.port, "replication")
+            .is_ok_and(|info| info.is_ok_and(|text| text.contains("master_link_status:up")))
     });
     // The full sync was the master's background save of every module value.
     wait_for_bgsave(&mut master.raw());
