@@ -4,6 +4,8 @@
 
 mod common;
 
+use common::replies::{err, int};
+
 use common::bf::{assert_all_exist, debug_lines, items, madd, mexists};
 use common::{call, RawConnection, Reply, Server};
 
@@ -33,14 +35,6 @@ fn arity(command: &str) -> Reply {
     Reply::err(&format!(
         "ERR wrong number of arguments for '{command}' command"
     ))
-}
-
-fn err(text: &str) -> Reply {
-    Reply::err(text)
-}
-
-fn int(n: i64) -> Reply {
-    Reply::Int(n)
 }
 
 /// Runs `line` (space-separated) and checks the reply.

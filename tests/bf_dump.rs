@@ -4,6 +4,8 @@
 
 mod common;
 
+use common::replies::err;
+
 use common::bf::{assert_all_exist, items, madd, Rng, Snapshot};
 use common::{call, loadchunks, scandump, RawConnection, Reply, Server};
 
@@ -17,10 +19,6 @@ const TOO_BIG: &str = "ERR invalid chunk - Too big for current filter";
 const MAX_CHUNK: usize = 16 * 1024 * 1024;
 
 type Dump = Vec<(i64, Option<Vec<u8>>)>;
-
-fn err(text: &str) -> Reply {
-    Reply::err(text)
-}
 
 fn pair(next: i64, data: &[u8]) -> Reply {
     Reply::Array(Some(vec![Reply::Int(next), Reply::bulk(data)]))

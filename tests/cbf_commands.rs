@@ -4,6 +4,8 @@
 
 mod common;
 
+use common::replies::{err, int, ints, ok};
+
 use redbloom::filter::bloom::LinkShape;
 use redbloom::filter::counting::{CountingAdd, CountingChain};
 use redbloom::filter::counting_dump;
@@ -17,22 +19,6 @@ use common::{
 const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
 const NOT_FOUND: &str = "ERR not found";
 const BAD_DATA: &str = "ERR received bad data";
-
-fn err(text: &str) -> Reply {
-    Reply::Error(text.to_string())
-}
-
-fn int(n: i64) -> Reply {
-    Reply::Int(n)
-}
-
-fn ok() -> Reply {
-    Reply::Simple("OK".into())
-}
-
-fn ints(values: &[i64]) -> Reply {
-    Reply::Array(Some(values.iter().map(|&n| Reply::Int(n)).collect()))
-}
 
 fn arity(command: &str) -> Reply {
     err(&format!(

@@ -4,26 +4,12 @@
 
 mod common;
 
+use common::replies::{err, int, ints, ok};
+
 use common::{call, cf_header, scandump, RawConnection, Reply, Server};
 use std::time::{Duration, Instant};
 
 const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
-
-fn ok() -> Reply {
-    Reply::Simple("OK".into())
-}
-
-fn int(n: i64) -> Reply {
-    Reply::Int(n)
-}
-
-fn ints(values: &[i64]) -> Reply {
-    Reply::Array(Some(values.iter().map(|&n| Reply::Int(n)).collect()))
-}
-
-fn err(text: &str) -> Reply {
-    Reply::Error(text.to_string())
-}
 
 fn bulk(text: &str) -> Reply {
     Reply::Bulk(Some(text.as_bytes().to_vec()))

@@ -7,18 +7,12 @@
 
 mod common;
 
+use common::replies::{err, ok};
+
 use common::{call, scandump, RawConnection, Reply, Server};
 
 // ---------------------------------------------------------------------------------------
 // Helpers
-
-fn err(text: &str) -> Reply {
-    Reply::Error(text.into())
-}
-
-fn ok() -> Reply {
-    Reply::ok()
-}
 
 fn arity(name: &str) -> Reply {
     err(&format!(

@@ -6,6 +6,8 @@
 
 mod common;
 
+use common::replies::{err, int, ints, ok};
+
 use common::{
     call, info_field, loadchunks, rewrite_aof, scandump, start_replica, wait_for_replicas,
     RawConnection, Reply, Server,
@@ -16,22 +18,6 @@ use std::time::{Duration, Instant};
 const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
 const NOT_FOUND: &str = "ERR not found";
 const BAD_DATA: &str = "ERR received bad data";
-
-fn err(text: &str) -> Reply {
-    Reply::Error(text.to_string())
-}
-
-fn int(n: i64) -> Reply {
-    Reply::Int(n)
-}
-
-fn ok() -> Reply {
-    Reply::Simple("OK".into())
-}
-
-fn ints(values: &[i64]) -> Reply {
-    Reply::int_array(values)
-}
 
 #[track_caller]
 fn expect(conn: &mut RawConnection, line: &str, want: Reply) {

@@ -662,6 +662,27 @@ fn probe_info(port: u16, section: &str) -> std::io::Result<Result<String, String
     Ok(Ok(String::from_utf8_lossy(&body).into_owned()))
 }
 
+/// Expected replies, by their RESP2 shape, for tests to compare with.
+pub mod replies {
+    use super::Reply;
+
+    pub fn err(text: &str) -> Reply {
+        Reply::err(text)
+    }
+
+    pub fn int(n: i64) -> Reply {
+        Reply::Int(n)
+    }
+
+    pub fn ok() -> Reply {
+        Reply::ok()
+    }
+
+    pub fn ints(values: &[i64]) -> Reply {
+        Reply::int_array(values)
+    }
+}
+
 /// Shorthand: one command, its reply.
 pub fn call(conn: &mut RawConnection, line: &str) -> Reply {
     let args: Vec<&str> = line.split(' ').collect();
