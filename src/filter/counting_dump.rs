@@ -17,6 +17,7 @@
 
 use super::bloom_dump::{self, DumpError};
 use super::counting::{CountingChain, CountingLink, CBF_LINK_OVERHEAD, CBF_OVERHEAD};
+use super::le_reader::Reader;
 
 /// The first four bytes of every counting-filter header.
 pub const MAGIC: &[u8; 4] = b"CBF1";
@@ -41,26 +42,6 @@ pub fn header(chain: &CountingChain) -> Vec<u8> {
         out.extend_from_slice(&link.entries.to_le_bytes());
     }
     out
-}
-
-/// Little-endian field reader over a slice whose length was checked beforehand.
-struct Reader<'a>(&'a [u8]);
-
-impl Reader<'_> {
-    fn take<const N: usize>(&mut self) -> [u8; N] {
-        let (head, rest) = self.0.split_at(N);
-        self.0 = rest;
-        head.try_into().expect("length checked")
-    }
-    fn u64(&mut self) -> u64 {
-        u64::from_le_bytes(self.take())
-    }
-    fn u32(&mut self) -> u32 {
-        u32::from_le_bytes(self.take())
-    }
-    fn f64(&mut self) -> f64 {
-        f64::from_le_bytes(self.take())
-    }
 }
 
 /// A zero-counter filter from a LOADCHUNK header; its counters arrive in later chunks.

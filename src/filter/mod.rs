@@ -14,6 +14,7 @@ pub mod cuckoo;
 pub mod cuckoo_dump;
 pub mod fmt;
 pub mod hash;
+mod le_reader;
 pub mod rdb;
 #[cfg(test)]
 mod testing;

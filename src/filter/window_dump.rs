@@ -20,6 +20,7 @@
 //! then per slice, in ring order, the u64 number of adds of its generation.
 
 use super::bloom_dump::{self, DumpError};
+use super::le_reader::Reader;
 use super::window::{WindowFilter, WindowShape, MAX_K};
 
 /// The first four bytes of every window-filter header.
@@ -44,26 +45,6 @@ pub fn header(filter: &WindowFilter) -> Vec<u8> {
         out.extend_from_slice(&count.to_le_bytes());
     }
     out
-}
-
-/// Little-endian field reader over a slice whose length was checked beforehand.
-struct Reader<'a>(&'a [u8]);
-
-impl Reader<'_> {
-    fn take<const N: usize>(&mut self) -> [u8; N] {
-        let (head, rest) = self.0.split_at(N);
-        self.0 = rest;
-        head.try_into().expect("length checked")
-    }
-    fn u64(&mut self) -> u64 {
-        u64::from_le_bytes(self.take())
-    }
-    fn u32(&mut self) -> u32 {
-        u32::from_le_bytes(self.take())
-    }
-    fn f64(&mut self) -> f64 {
-        f64::from_le_bytes(self.take())
-    }
 }
 
 /// An empty-bits filter from a LOADCHUNK header; its bits arrive in later chunks. Checks,
