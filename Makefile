@@ -26,10 +26,11 @@ endif
 ## Redis and against Valkey, and every fuzz target built and run over its seeds.
 test: deps lint test-redis test-valkey test-fuzz
 
-## Unit and property tests, integration tests against redis-server. (Benchmarks are
+## The core's unit, property and doc tests, the module's unit tests, the integration
+## tests against redis-server. (Benchmarks are
 ## compiled by `lint`'s clippy --all-targets; they run with `make bench`/`bench-e2e`.)
 test-redis: deps
-	$(CARGO) test --lib --tests
+	$(CARGO) test --workspace
 
 ## The integration tests against Valkey 8.1 (installed into .venv when missing).
 test-valkey: deps
@@ -48,15 +49,15 @@ test-fuzz: deps
 	done
 
 lint:
-	$(CARGO) fmt --check
-	$(CARGO) clippy --all-targets -- -D warnings
+	$(CARGO) fmt --all --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
 fmt:
-	$(CARGO) fmt
+	$(CARGO) fmt --all
 
 ## Criterion benchmarks of the core.
 bench:
-	$(CARGO) bench --bench core
+	$(CARGO) bench -p redbloom-core --bench core
 
 ## The end-to-end benchmark against redis-server (results: docs/benchmarks.md);
 ## REFERENCE_MODULE=/path/to/redisbloom.so runs every workload side by side with that module.

@@ -1,11 +1,11 @@
 //! redbloom: RedisBloom-compatible Bloom (BF.*) and Cuckoo (CF.*) filters for Redis, plus a
-//! counting Bloom filter. `filter` is the pure core; `redis` the thin layer over the module API.
+//! counting and a sliding-window Bloom filter: the thin layer over the module API, on the pure
+//! `redbloom-core` crate.
 
-pub mod filter;
 pub mod redis;
 
-use filter::chain::Chain;
-use filter::counting::CountingChain;
+use redbloom_core::bloom::chain::Chain;
+use redbloom_core::counting::CountingChain;
 use redis::ffi::{register_command, CommandSpec, KeyAccess};
 use redis::types::{BLOOM_TYPE, COUNTING_TYPE, CUCKOO_TYPE, WINDOW_TYPE};
 use redis::{bf, cbf, cf, wbf};

@@ -6,10 +6,10 @@ mod common;
 
 use common::replies::{err, int, ints, ok};
 
-use redbloom::filter::bloom::LinkShape;
-use redbloom::filter::counting::{CountingAdd, CountingChain};
-use redbloom::filter::counting_dump;
-use redbloom::filter::DEFAULT_MAX_FILTER_BYTES;
+use redbloom_core::bloom::link::LinkShape;
+use redbloom_core::counting::dump as counting_dump;
+use redbloom_core::counting::{CountingAdd, CountingChain};
+use redbloom_core::DEFAULT_MAX_FILTER_BYTES;
 
 use common::{
     call, loadchunks, scandump, start_replica, wait_for_replicas, wait_until, RawConnection, Reply,

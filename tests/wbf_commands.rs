@@ -12,7 +12,7 @@ use common::{
     call, info_field, loadchunks, rewrite_aof, scandump, start_replica, wait_for_replicas,
     RawConnection, Reply, Server,
 };
-use redbloom::filter::window::WindowShape;
+use redbloom_core::window::WindowShape;
 use std::time::{Duration, Instant};
 
 const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";

@@ -4,16 +4,16 @@
 //! every accepted filter survives SCANDUMP → LOADCHUNK and RDB save → load unchanged (that is
 //! what AOF rewrites, replicas and restarts rely on).
 
-use redbloom::filter::bloom_dump;
-use redbloom::filter::chain::{AddOutcome, Chain};
-use redbloom::filter::counting::{CountingAdd, CountingChain};
-use redbloom::filter::counting_dump;
-use redbloom::filter::cuckoo::{CuckooFilter, CuckooHash};
-use redbloom::filter::cuckoo_dump;
-use redbloom::filter::hash::HashPair;
-use redbloom::filter::rdb::{self, Field, Fields};
-use redbloom::filter::window::WindowFilter;
-use redbloom::filter::window_dump;
+use redbloom_core::bloom::dump as bloom_dump;
+use redbloom_core::bloom::chain::{AddOutcome, Chain};
+use redbloom_core::counting::{CountingAdd, CountingChain};
+use redbloom_core::counting::dump as counting_dump;
+use redbloom_core::cuckoo::{CuckooFilter, CuckooHash};
+use redbloom_core::cuckoo::dump as cuckoo_dump;
+use redbloom_core::hash::HashPair;
+use redbloom_core::rdb::{self, Field, Fields};
+use redbloom_core::window::WindowFilter;
+use redbloom_core::window::dump as window_dump;
 
 pub mod targets;
 
@@ -256,7 +256,7 @@ pub fn exercise_cuckoo(mut filter: CuckooFilter, input: &mut Input) {
 mod seeds {
     //! `cargo test --manifest-path fuzz/Cargo.toml -- --ignored` rewrites `fuzz/seeds/`.
     use super::*;
-    use redbloom::filter::cuckoo::CuckooParams;
+    use redbloom_core::cuckoo::CuckooParams;
     use std::path::Path;
 
     fn write(target: &str, name: &str, data: &[u8]) {

@@ -7,13 +7,13 @@ use crate::{
     exercise_chain, exercise_counting, exercise_cuckoo, exercise_window, fields_from, Input,
     MAX_BYTES,
 };
-use redbloom::filter::bloom_dump;
-use redbloom::filter::chain::{AddOutcome, Chain};
-use redbloom::filter::counting_dump;
-use redbloom::filter::cuckoo::{CuckooFilter, CuckooHash, CuckooParams};
-use redbloom::filter::cuckoo_dump::{self, ScanDump};
-use redbloom::filter::rdb::{self, Fields};
-use redbloom::filter::window_dump;
+use redbloom_core::bloom::dump as bloom_dump;
+use redbloom_core::bloom::chain::{AddOutcome, Chain};
+use redbloom_core::counting::dump as counting_dump;
+use redbloom_core::cuckoo::{CuckooFilter, CuckooHash, CuckooParams};
+use redbloom_core::cuckoo::dump::{self as cuckoo_dump, ScanDump};
+use redbloom_core::rdb::{self, Fields};
+use redbloom_core::window::dump as window_dump;
 
 /// BF.LOADCHUNK: a header (any bytes), then data chunks at any iterators, then the filter
 /// in use. Input: [u16 header length][header][u16 chunks length][(i64 iter, u16 len, data)...]

@@ -13,11 +13,11 @@ use super::ffi::{
 };
 use super::types::BLOOM_TYPE;
 use super::write::Write;
-use crate::filter::bloom::LinkError;
-use crate::filter::bloom_dump::{self, DumpError};
-use crate::filter::chain::{AddOutcome, Chain};
-use crate::filter::fmt::format_g;
-use crate::filter::hash::HashPair;
+use redbloom_core::bloom::chain::{AddOutcome, Chain};
+use redbloom_core::bloom::dump::{self as bloom_dump, DumpError};
+use redbloom_core::bloom::link::LinkError;
+use redbloom_core::fmt::format_g;
+use redbloom_core::hash::HashPair;
 use redis_module::native_types::RedisType;
 use redis_module::{Context, RedisError, RedisResult, RedisValue};
 

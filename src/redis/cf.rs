@@ -10,10 +10,10 @@ use super::ffi::{
 };
 use super::types::CUCKOO_TYPE;
 use super::write::Write;
-use crate::filter::cuckoo::{
+use redbloom_core::cuckoo::dump::{self as cuckoo_dump, ScanDump, HEADER_LEN};
+use redbloom_core::cuckoo::{
     CuckooError, CuckooFilter, CuckooHash, CuckooParams, MAX_BUCKET_SIZE, MAX_EXPANSION,
 };
-use crate::filter::cuckoo_dump::{self, ScanDump, HEADER_LEN};
 use redis_module::{Context, RedisError, RedisResult, RedisValue};
 
 fn error(text: &'static str) -> RedisError {

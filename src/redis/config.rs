@@ -45,11 +45,11 @@ pub static CF_EXPANSION: Setting = Setting::new(1);
 /// CF's limit on sub-filters before `Maximum expansions reached`.
 pub static CF_MAX_EXPANSIONS: Setting = Setting::new(32);
 /// Largest memory one filter may use (as MEMORY USAGE counts it, without the key).
-pub static MAX_FILTER_BYTES: Setting = Setting::new(crate::filter::DEFAULT_MAX_FILTER_BYTES);
+pub static MAX_FILTER_BYTES: Setting = Setting::new(redbloom_core::DEFAULT_MAX_FILTER_BYTES);
 
 /// Parameters of a Cuckoo filter created without explicit options.
-pub fn cf_defaults() -> crate::filter::cuckoo::CuckooParams {
-    crate::filter::cuckoo::CuckooParams {
+pub fn cf_defaults() -> redbloom_core::cuckoo::CuckooParams {
+    redbloom_core::cuckoo::CuckooParams {
         capacity: CF_INITIAL_SIZE.get(),
         bucket_size: CF_BUCKET_SIZE.get() as u16,
         max_iterations: CF_MAX_ITERATIONS.get() as u16,

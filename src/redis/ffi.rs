@@ -4,7 +4,7 @@
 
 use super::command_docs::{self, ArgDoc, ArgKind};
 use super::stats::{Snapshot, TypeStats};
-use crate::filter::rdb::{FieldReader, FieldWriter};
+use redbloom_core::rdb::{FieldReader, FieldWriter};
 use redis_module::native_types::RedisType;
 use redis_module::{raw, Context, RedisError, RedisResult, RedisValue};
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -722,7 +722,7 @@ impl FieldReader for RdbReader {
         let buffer = raw::load_string_buffer(self.io).ok()?;
         // Only the non-zero pages are written, so a loaded filter that is mostly empty
         // stays mostly non-resident once Redis' read buffer is freed.
-        crate::filter::sparse_copy(buffer.as_ref()).ok()
+        redbloom_core::sparse_copy(buffer.as_ref()).ok()
     }
 }
 
@@ -1005,7 +1005,7 @@ mod tests {
             let mut v: Vec<u8> = Vec::new();
             assert!(v.try_reserve_exact(1 << 40).is_err());
             // The zeroed path (alloc_zeroed) refuses as well.
-            assert!(crate::filter::zeroed_bytes(1 << 40).is_err());
+            assert!(redbloom_core::zeroed_bytes(1 << 40).is_err());
         }
     }
 }

@@ -2,15 +2,15 @@
 
 use super::ffi::{type_methods, AofWriter, ModuleValue, RdbReader};
 use super::stats::{Snapshot, TypeStats, BLOOM_STATS, COUNTING_STATS, CUCKOO_STATS, WINDOW_STATS};
-use crate::filter::bloom_dump;
-use crate::filter::chain::Chain;
-use crate::filter::counting::CountingChain;
-use crate::filter::counting_dump;
-use crate::filter::cuckoo::CuckooFilter;
-use crate::filter::cuckoo_dump;
-use crate::filter::rdb::{self, FieldWriter};
-use crate::filter::window::WindowFilter;
-use crate::filter::window_dump;
+use redbloom_core::bloom::chain::Chain;
+use redbloom_core::bloom::dump as bloom_dump;
+use redbloom_core::counting::dump as counting_dump;
+use redbloom_core::counting::CountingChain;
+use redbloom_core::cuckoo::dump as cuckoo_dump;
+use redbloom_core::cuckoo::CuckooFilter;
+use redbloom_core::rdb::{self, FieldWriter};
+use redbloom_core::window::dump as window_dump;
+use redbloom_core::window::WindowFilter;
 use redis_module::native_types::RedisType;
 
 /// RedisBloom's Bloom filter type: same name and encoding, so RDB files move both ways.

@@ -20,11 +20,11 @@ use super::ffi::{
 };
 use super::types::WINDOW_TYPE;
 use super::write::is_trusted;
-use crate::filter::bloom::LinkError;
-use crate::filter::bloom_dump::DumpError;
-use crate::filter::hash::HashPair;
-use crate::filter::window::WindowFilter;
-use crate::filter::window_dump;
+use redbloom_core::bloom::dump::DumpError;
+use redbloom_core::bloom::link::LinkError;
+use redbloom_core::hash::HashPair;
+use redbloom_core::window::dump as window_dump;
+use redbloom_core::window::WindowFilter;
 use redis_module::{Context, RedisError, RedisResult, RedisValue};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};

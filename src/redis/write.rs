@@ -23,8 +23,8 @@
 use super::bf::{BloomKind, NewFilter};
 use super::config;
 use super::ffi::{replicate, Args, Replicated};
-use crate::filter::cuckoo::CuckooParams;
-use crate::filter::fmt::shortest;
+use redbloom_core::cuckoo::CuckooParams;
+use redbloom_core::fmt::shortest;
 use redis_module::{Context, ContextFlags};
 
 /// Whether the write being run comes from the master or from loading the AOF.

@@ -1,8 +1,8 @@
 //! One Bloom filter "link": a fixed-size bit array sized for a capacity and an error rate,
 //! exactly as RedisBloom sizes and addresses it (COMPAT §5.1–5.3).
 
-use super::blocked::{BlockedItem, BLOCK_BITS};
-use super::hash::HashPair;
+use crate::bloom::blocked::{BlockedItem, BLOCK_BITS};
+use crate::hash::HashPair;
 use strength_reduce::StrengthReducedU64;
 
 /// ln 2 and ln² 2, truncated exactly as RedisBloom writes them (sizing depends on the digits).
@@ -251,7 +251,7 @@ impl Link {
         if shape.bytes > max_bytes {
             return Err(LinkError::TooLarge);
         }
-        let data = super::zeroed_bytes(shape.bytes).map_err(|_| LinkError::OutOfMemory)?;
+        let data = crate::zeroed_bytes(shape.bytes).map_err(|_| LinkError::OutOfMemory)?;
         Ok(Link::from_parts(shape, 0, data))
     }
 
@@ -275,7 +275,7 @@ impl Link {
 
     /// A deep copy, or `None` if memory cannot be had.
     pub fn try_clone(&self) -> Option<Link> {
-        let data = super::sparse_copy(&self.data).ok()?;
+        let data = crate::sparse_copy(&self.data).ok()?;
         Some(Link { data, ..*self })
     }
 

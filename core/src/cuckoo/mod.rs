@@ -17,10 +17,12 @@
 //!   `Overflow` / `OutOfMemory` → growth failure (`Memory allocation failure` at 2.4.20 /
 //!   `ERR Insufficient memory` at HEAD, or `-1`); `TooLarge` → the ceiling message (or `-1`).
 
+pub mod dump;
+
 use std::fmt;
 
-use super::hash::murmur64a;
-use super::{sparse_copy, zeroed_bytes};
+use crate::hash::murmur64a;
+use crate::{sparse_copy, zeroed_bytes};
 
 /// Multiplier RedisBloom uses to derive the alternate bucket from a fingerprint.
 pub const ALT_HASH_MULTIPLIER: u64 = 0x5bd1e995;
@@ -707,7 +709,7 @@ impl CuckooFilter {
         let was_full = sub.is_full();
         let range = off..off + data.len();
         let before = zero_count(&sub.data[range.clone()]);
-        super::copy_changed_pages(&mut sub.data[range], data);
+        crate::copy_changed_pages(&mut sub.data[range], data);
         sub.free = sub.free - before + zero_count(data);
         match (was_full, sub.is_full()) {
             (false, true) => self.non_full -= 1,
@@ -1145,9 +1147,9 @@ mod tests {
         assert_counts(&f);
         f.compact(true);
         assert_counts(&f);
-        crate::filter::cuckoo_dump::load_chunk(&mut f, 1 + 64, &[0; 64]).unwrap();
+        crate::cuckoo::dump::load_chunk(&mut f, 1 + 64, &[0; 64]).unwrap();
         assert_counts(&f);
-        crate::filter::cuckoo_dump::load_chunk(&mut f, 1 + 64, &[9; 64]).unwrap();
+        crate::cuckoo::dump::load_chunk(&mut f, 1 + 64, &[9; 64]).unwrap();
         assert_counts(&f);
         let mut tiny = CuckooFilter::new(params(2, 1, 20, 1), BIG).unwrap();
         for _ in 0..3000 {

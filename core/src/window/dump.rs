@@ -19,9 +19,9 @@
 //!
 //! then per slice, in ring order, the u64 number of adds of its generation.
 
-use super::bloom_dump::{self, DumpError};
-use super::le_reader::Reader;
-use super::window::{WindowFilter, WindowShape, MAX_K};
+use crate::bloom::dump::{self as bloom_dump, DumpError};
+use crate::le_reader::Reader;
+use crate::window::{WindowFilter, WindowShape, MAX_K};
 
 /// The first four bytes of every window-filter header.
 pub const MAGIC: &[u8; 4] = b"WBF1";
@@ -87,7 +87,7 @@ pub fn filter_from_header(data: &[u8], max_bytes: u64) -> Result<WindowFilter, D
     }
     let counts: Vec<u64> = (0..slices).map(|_| fields.u64()).collect();
     let bytes = shape.data_bytes().ok_or(DumpError::BadData)?;
-    let bits = super::zeroed_bytes(bytes).map_err(|_| DumpError::BadData)?;
+    let bits = crate::zeroed_bytes(bytes).map_err(|_| DumpError::BadData)?;
     WindowFilter::from_parts(
         capacity, error, window, base, generation, shape, newest, counts, bits,
     )

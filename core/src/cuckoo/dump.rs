@@ -19,7 +19,7 @@
 //! (check [`HEADER_LEN`] first), any error of [`filter_from_header`] is `Couldn't create
 //! filter!`; any error of [`load_chunk`] is `Couldn't load chunk!`.
 
-use super::cuckoo::{CuckooError, CuckooFilter, CuckooParts};
+use crate::cuckoo::{CuckooError, CuckooFilter, CuckooParts};
 
 /// Exact length of a CF dump header.
 pub const HEADER_LEN: usize = 38;
@@ -185,7 +185,7 @@ pub fn scandump(f: &CuckooFilter, iter: i64) -> Option<ScanDump<'_>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filter::cuckoo::{CuckooHash, CuckooParams};
+    use crate::cuckoo::{CuckooHash, CuckooParams};
     use proptest::prelude::*;
 
     const BIG: u64 = u64::MAX;
@@ -536,7 +536,7 @@ mod tests {
     /// a refused chunk is `BadChunk` and changes nothing, an accepted one changes no size.
     #[test]
     fn arbitrary_chunks_never_panic() {
-        use crate::filter::testing::{apply_byte_edits, byte_edits, run_counting};
+        use crate::testing::{apply_byte_edits, byte_edits, run_counting};
         let source = two_filters();
         let (_, real) = dump(&source);
         let real_chunk = (
@@ -598,11 +598,11 @@ mod tests {
             prop_oneof![1u16..=100, 1u16..=u16::MAX],
             prop_oneof![Just(0u16), (0u32..16).prop_map(|s| 1u16 << s)],
         );
-        let counts = crate::filter::testing::run_counting(
+        let counts = crate::testing::run_counting(
             "plausible_header_never_panics",
             600,
             150,
-            (valid, crate::filter::testing::byte_edits()),
+            (valid, crate::testing::byte_edits()),
             |((items, nb_shift, deletes, nf, bs, mi, exp), edits)| {
                 let nf = if exp == 0 { 1 } else { nf };
                 let nb = 1u64 << nb_shift;
@@ -610,7 +610,7 @@ mod tests {
                 let size: u128 = (0..nf as u32)
                     .map(|i| u128::from(nb * u64::from(bs)) * u128::from(exp.max(1)).pow(i))
                     .sum();
-                let edited = crate::filter::testing::apply_byte_edits(&h, &edits);
+                let edited = crate::testing::apply_byte_edits(&h, &edits);
                 match filter_from_header(&edited, LIMIT) {
                     Ok(f) => {
                         prop_assert!(f.data_bytes() <= LIMIT);
@@ -649,7 +649,7 @@ mod tests {
 #[cfg(test)]
 mod fixture_tests {
     use super::*;
-    use crate::filter::cuckoo::{CuckooHash, CuckooParams, DEFAULT_MAX_EXPANSIONS};
+    use crate::cuckoo::{CuckooHash, CuckooParams, DEFAULT_MAX_EXPANSIONS};
     use serde_json::{json, Value};
     use std::collections::HashMap;
 
@@ -657,7 +657,7 @@ mod fixture_tests {
 
     fn fixture(name: &str) -> Value {
         let path = format!(
-            "{}/tests/fixtures/redisbloom-2.4.20/{name}",
+            "{}/../tests/fixtures/redisbloom-2.4.20/{name}",
             env!("CARGO_MANIFEST_DIR")
         );
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));

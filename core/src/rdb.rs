@@ -1,14 +1,14 @@
 //! The field order of each filter type in RDB files (COMPAT §4.2), over an abstract field
 //! stream so that the same code serves Redis' RDB I/O, tests and fuzzing.
 
-use super::bloom::{options_are_loadable, Link, LinkShape, OPT_BLOCKED, OPT_NO_SCALING};
-use super::chain::Chain;
-use super::counting::{CountingChain, CountingLink};
-use super::cuckoo::{
+use crate::bloom::chain::Chain;
+use crate::bloom::link::{options_are_loadable, Link, LinkShape, OPT_BLOCKED, OPT_NO_SCALING};
+use crate::counting::{CountingChain, CountingLink};
+use crate::cuckoo::{
     CuckooFilter, CuckooParts, DEFAULT_BUCKET_SIZE, DEFAULT_EXPANSION, DEFAULT_MAX_ITERATIONS,
     MAX_SUB_FILTERS,
 };
-use super::window::{WindowFilter, WindowShape, MAX_K};
+use crate::window::{WindowFilter, WindowShape, MAX_K};
 
 /// Current encoding version of the Bloom type (`MBbloom--`).
 pub const BLOOM_ENCODING: i32 = 4;
@@ -439,7 +439,7 @@ mod tests {
     }
 
     fn sample_cuckoo() -> CuckooFilter {
-        use crate::filter::cuckoo::{CuckooHash, CuckooParams};
+        use crate::cuckoo::{CuckooHash, CuckooParams};
         let params = CuckooParams {
             capacity: 64,
             ..CuckooParams::default()
@@ -534,8 +534,8 @@ mod tests {
         f.fields[11] = Field::Unsigned(u64::MAX);
         assert!(load_chain(&mut f, 4).is_none());
         let loaded = load_chain(&mut good, 4).unwrap();
-        let header = crate::filter::bloom_dump::header(&loaded);
-        assert!(crate::filter::bloom_dump::chain_from_header(&header, u64::MAX).is_ok());
+        let header = crate::bloom::dump::header(&loaded);
+        assert!(crate::bloom::dump::chain_from_header(&header, u64::MAX).is_ok());
     }
 
     /// Found by fuzz/cf_rdb: sub-filters whose bucket counts did not follow
@@ -568,7 +568,7 @@ mod tests {
         };
         assert!(load_cuckoo(&mut f, 4).is_some());
         // A grown filter (expansion 2) whose second sub-filter has the base size.
-        use crate::filter::cuckoo::{CuckooHash, CuckooParams};
+        use crate::cuckoo::{CuckooHash, CuckooParams};
         let params = CuckooParams {
             capacity: 8,
             expansion: 2,
@@ -622,8 +622,8 @@ mod tests {
     /// filter.
     #[test]
     fn arbitrary_cuckoo_fields_never_panic() {
-        use crate::filter::cuckoo::{CuckooHash, CuckooParams};
-        use crate::filter::testing::{apply_field_edits, field_edits, run_counting};
+        use crate::cuckoo::{CuckooHash, CuckooParams};
+        use crate::testing::{apply_field_edits, field_edits, run_counting};
         let source = (
             1u64..40,
             1u16..=4,
@@ -682,7 +682,7 @@ mod tests {
     /// The same for Bloom chains (several links, non-scaling ones full).
     #[test]
     fn arbitrary_fields_never_panic() {
-        use crate::filter::testing::{apply_field_edits, field_edits, run_counting};
+        use crate::testing::{apply_field_edits, field_edits, run_counting};
         let source = (
             1u64..30,
             prop_oneof![Just(0.01), Just(0.1)],

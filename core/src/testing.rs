@@ -3,7 +3,7 @@
 //! drifts away from valid inputs fails its test instead of passing without checking
 //! anything.
 
-use super::rdb::{Field, Fields};
+use crate::rdb::{Field, Fields};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use std::cell::Cell;

@@ -22,8 +22,8 @@
 //! correlated items), then rounds the array up to whole blocks. Measured rates are pinned
 //! by tests (0.01 → ~0.009, 0.001 → ~0.0009).
 
-use super::bloom::{LinkError, LinkShape};
-use super::hash::HashPair;
+use crate::bloom::link::{LinkError, LinkShape};
+use crate::hash::HashPair;
 
 /// Bits in a block: one 64-byte cache line.
 pub const BLOCK_BITS: u64 = 512;
@@ -160,9 +160,9 @@ impl BlockedItem {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filter::bloom_dump::{chain_from_header, chunk, header, load_chunk, DumpError};
-    use crate::filter::chain::{AddOutcome, Chain};
-    use crate::filter::rdb::{load_chain, save_chain, Field, Fields, BLOOM_ENCODING};
+    use crate::bloom::chain::{AddOutcome, Chain};
+    use crate::bloom::dump::{chain_from_header, chunk, header, load_chunk, DumpError};
+    use crate::rdb::{load_chain, save_chain, Field, Fields, BLOOM_ENCODING};
     use proptest::prelude::*;
 
     fn blocked_chain(capacity: u64, error: f64, scaling: bool) -> Chain {
@@ -255,7 +255,7 @@ mod tests {
         let mut h = header(&classic);
         h[12] |= 16;
         assert_eq!(refused(&h), Err(DumpError::BadData));
-        h.extend_from_slice(&crate::filter::bloom_dump::BLOCKED_TRAILER);
+        h.extend_from_slice(&crate::bloom::dump::BLOCKED_TRAILER);
         assert_eq!(refused(&h), Err(DumpError::BadData));
         let mut h = good.clone();
         h[12] &= !16;

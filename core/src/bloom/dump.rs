@@ -2,8 +2,10 @@
 //! (COMPAT §7.1, §7.2), with every check that keeps a hostile dump from reaching memory
 //! outside a filter.
 
-use super::bloom::{fields_are_consistent, options_are_loadable, Link, LinkShape, OPT_BLOCKED};
-use super::chain::{Chain, CHAIN_OVERHEAD, LINK_OVERHEAD};
+use crate::bloom::chain::{Chain, CHAIN_OVERHEAD, LINK_OVERHEAD};
+use crate::bloom::link::{
+    fields_are_consistent, options_are_loadable, Link, LinkShape, OPT_BLOCKED,
+};
 
 /// Largest chunk SCANDUMP returns; chunks never span links.
 pub const MAX_CHUNK: u64 = 16 * 1024 * 1024;
@@ -197,7 +199,7 @@ pub fn load_chunk_into<'a>(
                 return Err(DumpError::TooBig);
             }
             let start = offset as usize;
-            super::copy_changed_pages(&mut array[start..start + data.len()], data);
+            crate::copy_changed_pages(&mut array[start..start + data.len()], data);
             return Ok(());
         }
         offset -= size;
@@ -208,7 +210,7 @@ pub fn load_chunk_into<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filter::chain::AddOutcome;
+    use crate::bloom::chain::AddOutcome;
     use proptest::prelude::*;
 
     fn filter_with(error: f64, capacity: u64, items: &[&str]) -> Chain {
@@ -313,7 +315,7 @@ mod tests {
             let pair = chain.hash(item.as_bytes());
             assert_ne!(
                 chain.add(pair, u64::MAX),
-                AddOutcome::GrowFailed(crate::filter::bloom::LinkError::Invalid)
+                AddOutcome::GrowFailed(crate::bloom::link::LinkError::Invalid)
             );
         }
         assert!(chain.links.len() >= 2);
@@ -438,7 +440,7 @@ mod tests {
     /// filter; a refused chunk changes nothing, an accepted one changes no shape.
     #[test]
     fn arbitrary_headers_and_chunks_never_panic() {
-        use crate::filter::testing::{apply_byte_edits, byte_edits, run_counting};
+        use crate::testing::{apply_byte_edits, byte_edits, run_counting};
         use std::cell::Cell;
         const LIMIT: u64 = 1 << 20;
         let source = (
@@ -503,8 +505,8 @@ mod tests {
                                 delta != 0
                                     || data_edits.iter().any(|e| !matches!(
                                         e,
-                                        crate::filter::testing::ByteEdit::Set(..)
-                                            | crate::filter::testing::ByteEdit::Flip(..)
+                                        crate::testing::ByteEdit::Set(..)
+                                            | crate::testing::ByteEdit::Flip(..)
                                     ))
                             );
                             prop_assert_eq!(&copy, &before);

@@ -4,10 +4,10 @@
 //! Compare within one run: the machine is shared.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use redbloom::filter::chain::Chain;
-use redbloom::filter::counting::CountingChain;
-use redbloom::filter::cuckoo::{CuckooFilter, CuckooHash, CuckooParams};
-use redbloom::filter::hash::HashPair;
+use redbloom_core::bloom::chain::Chain;
+use redbloom_core::counting::CountingChain;
+use redbloom_core::cuckoo::{CuckooFilter, CuckooHash, CuckooParams};
+use redbloom_core::hash::HashPair;
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -38,7 +38,7 @@ impl BloomLike for Redbloom {
         let pair = self.0.hash(item);
         matches!(
             self.0.add(pair, u64::MAX),
-            redbloom::filter::chain::AddOutcome::Added
+            redbloom_core::bloom::chain::AddOutcome::Added
         )
     }
     fn contains(&self, item: &[u8]) -> bool {

@@ -15,9 +15,9 @@
 //! then per link, oldest first (52 bytes each): u64 counter-array bytes, u64 counters,
 //! u64 items in the link, f64 error, f64 bits per entry, u32 hashes, u64 entries.
 
-use super::bloom_dump::{self, DumpError};
-use super::counting::{CountingChain, CountingLink, CBF_LINK_OVERHEAD, CBF_OVERHEAD};
-use super::le_reader::Reader;
+use crate::bloom::dump::{self as bloom_dump, DumpError};
+use crate::counting::{CountingChain, CountingLink, CBF_LINK_OVERHEAD, CBF_OVERHEAD};
+use crate::le_reader::Reader;
 
 /// The first four bytes of every counting-filter header.
 pub const MAGIC: &[u8; 4] = b"CBF1";
@@ -67,7 +67,7 @@ pub fn chain_from_header(data: &[u8], max_bytes: u64) -> Result<CountingChain, D
     {
         return Err(DumpError::BadData);
     }
-    let scaling = options & super::bloom::OPT_NO_SCALING == 0;
+    let scaling = options & crate::bloom::link::OPT_NO_SCALING == 0;
     if !scaling && nlinks != 1 {
         return Err(DumpError::BadData);
     }
@@ -96,7 +96,7 @@ pub fn chain_from_header(data: &[u8], max_bytes: u64) -> Result<CountingChain, D
             .and_then(|u| u.checked_add(bytes))
             .filter(|&u| u <= max_bytes)
             .ok_or(DumpError::BadData)?;
-        let counters = super::zeroed_bytes(bytes).map_err(|_| DumpError::BadData)?;
+        let counters = crate::zeroed_bytes(bytes).map_err(|_| DumpError::BadData)?;
         links.push(CountingLink {
             entries,
             error,
@@ -144,9 +144,9 @@ pub fn load_chunk(chain: &mut CountingChain, iter: i64, data: &[u8]) -> Result<(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filter::bloom_dump::{self, MAX_CHUNK};
-    use crate::filter::chain::Chain;
-    use crate::filter::hash::HashPair;
+    use crate::bloom::chain::Chain;
+    use crate::bloom::dump::{self as bloom_dump, MAX_CHUNK};
+    use crate::hash::HashPair;
     use proptest::prelude::*;
 
     fn filter_with(capacity: u64, items: usize) -> CountingChain {
@@ -379,7 +379,7 @@ mod tests {
     /// restore the filter; a refused chunk changes nothing, an accepted one no shape.
     #[test]
     fn arbitrary_headers_and_chunks_never_panic() {
-        use crate::filter::testing::{apply_byte_edits, byte_edits, run_counting, ByteEdit};
+        use crate::testing::{apply_byte_edits, byte_edits, run_counting, ByteEdit};
         use std::cell::Cell;
         const LIMIT: u64 = 1 << 20;
         let chunk_edit = (
@@ -456,7 +456,7 @@ mod tests {
     /// byte for byte; an unchanged header is accepted.
     #[test]
     fn corrupted_headers_never_panic() {
-        use crate::filter::testing::{apply_byte_edits, byte_edits, run_counting};
+        use crate::testing::{apply_byte_edits, byte_edits, run_counting};
         const LIMIT: u64 = 1 << 20;
         let counts = run_counting(
             "corrupted_headers_never_panic",

@@ -17,10 +17,12 @@
 //! these rules no sequence of adds and deletes of added items produces a false negative.
 //! Deleting an item that was never added is the caller's error.
 
-use super::bloom::{
+pub mod dump;
+
+use crate::bloom::link::{
     fields_are_consistent, LinkError, LinkShape, OPT_FORCE64, OPT_NOROUND, OPT_NO_SCALING,
 };
-use super::hash::HashPair;
+use crate::hash::HashPair;
 
 /// A counter at this value is saturated: it is never incremented nor decremented again.
 pub const COUNTER_MAX: u8 = 15;
@@ -73,7 +75,7 @@ impl CountingLink {
         if bytes > max_bytes {
             return Err(LinkError::TooLarge);
         }
-        let counters = super::zeroed_bytes(bytes).map_err(|_| LinkError::OutOfMemory)?;
+        let counters = crate::zeroed_bytes(bytes).map_err(|_| LinkError::OutOfMemory)?;
         Ok(CountingLink {
             entries: shape.entries,
             error: shape.error,
@@ -198,7 +200,7 @@ impl CountingLink {
 
     /// A copy, or `None` when the allocator refuses the counter array.
     pub fn try_clone(&self) -> Option<Self> {
-        let counters = super::sparse_copy(&self.counters).ok()?;
+        let counters = crate::sparse_copy(&self.counters).ok()?;
         Some(CountingLink {
             entries: self.entries,
             error: self.error,
@@ -411,8 +413,8 @@ impl CountingChain {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filter::chain::Chain;
-    use crate::filter::rdb::{load_counting, save_counting, Field, Fields, COUNTING_ENCODING};
+    use crate::bloom::chain::Chain;
+    use crate::rdb::{load_counting, save_counting, Field, Fields, COUNTING_ENCODING};
     use proptest::prelude::*;
     use std::collections::HashMap;
 
@@ -686,7 +688,7 @@ mod tests {
             |l| l.bpe *= 1.0 + 1e-12,
             |l| {
                 l.bpe = 1e12;
-                l.hashes = (crate::filter::bloom::LN2 * 1e12).ceil() as u32
+                l.hashes = (crate::bloom::link::LN2 * 1e12).ceil() as u32
             },
         ];
         for (i, mutate) in mutations.iter().enumerate() {
@@ -876,7 +878,7 @@ mod tests {
     /// same fields; an unedited stream of the current encoding loads as the filter.
     #[test]
     fn arbitrary_fields_never_panic() {
-        use crate::filter::testing::{apply_field_edits, field_edits, run_counting};
+        use crate::testing::{apply_field_edits, field_edits, run_counting};
         let random = prop_oneof![
             6 => Just(None),
             1 => proptest::option::of(proptest::collection::vec(
@@ -936,7 +938,7 @@ mod tests {
     /// back to the same fields.
     #[test]
     fn corrupted_fields_never_panic() {
-        use crate::filter::testing::{apply_field_edits, field_edit, run_counting};
+        use crate::testing::{apply_field_edits, field_edit, run_counting};
         let counts = run_counting(
             "counting corrupted_fields_never_panic",
             400,

@@ -1,17 +1,14 @@
-//! The core: every algorithm and byte layout, with no knowledge of Redis.
+//! redbloom-core: every algorithm and byte layout of redbloom's filters, with no knowledge of Redis.
 //!
 //! Everything here is byte-exact with RedisBloom 2.4.20 — hashing, sizing, bit positions,
 //! Cuckoo slot placement, SCANDUMP/LOADCHUNK and RDB layouts — and is pinned by unit tests
 //! against RedisBloom's own vectors and files (tests/fixtures/redisbloom-2.4.20).
 
-pub mod blocked;
+#![forbid(unsafe_code)]
+
 pub mod bloom;
-pub mod bloom_dump;
-pub mod chain;
 pub mod counting;
-pub mod counting_dump;
 pub mod cuckoo;
-pub mod cuckoo_dump;
 pub mod fmt;
 pub mod hash;
 mod le_reader;
@@ -19,7 +16,6 @@ pub mod rdb;
 #[cfg(test)]
 mod testing;
 pub mod window;
-pub mod window_dump;
 
 /// Default per-filter memory ceiling (bytes of filter data) when the caller sets none.
 pub const DEFAULT_MAX_FILTER_BYTES: u64 = 4 << 30;

@@ -27,8 +27,10 @@
 //! dropped by the next write. A time earlier than the newest generation's start (a clock
 //! stepping back) expires nothing and adds to the newest generation.
 
-use super::bloom::{LinkError, Modulus};
-use super::hash::HashPair;
+pub mod dump;
+
+use crate::bloom::link::{LinkError, Modulus};
+use crate::hash::HashPair;
 
 /// Most slices an item is added to (`k`); error rates down to ~1e-18 need fewer.
 pub const MAX_K: u32 = 64;
@@ -180,7 +182,7 @@ impl WindowFilter {
         if shape.mem_usage().map_or(true, |used| used > max_bytes) {
             return Err(LinkError::TooLarge);
         }
-        let bits = super::zeroed_bytes(bytes).map_err(|_| LinkError::OutOfMemory)?;
+        let bits = crate::zeroed_bytes(bytes).map_err(|_| LinkError::OutOfMemory)?;
         let mut counts = Vec::new();
         counts
             .try_reserve_exact(shape.slices() as usize)
@@ -474,9 +476,9 @@ impl WindowFilter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filter::chain::Chain;
-    use crate::filter::rdb::{load_window, save_window, Field, Fields, WINDOW_ENCODING};
-    use crate::filter::window_dump;
+    use crate::bloom::chain::Chain;
+    use crate::rdb::{load_window, save_window, Field, Fields, WINDOW_ENCODING};
+    use crate::window::dump as window_dump;
     use proptest::prelude::*;
     use std::collections::HashMap;
 
@@ -791,7 +793,7 @@ mod tests {
         assert_eq!(header[36..44], 1u64.to_le_bytes());
         assert_eq!(header[44..52], [5, 0, 0, 0, 5, 0, 0, 0]);
         assert_eq!(dump_restore(&filter), filter);
-        let bad = Err(crate::filter::bloom_dump::DumpError::BadData);
+        let bad = Err(crate::bloom::dump::DumpError::BadData);
         let with = |at: usize, bytes: &[u8]| {
             let mut h = header.clone();
             h[at..at + bytes.len()].copy_from_slice(bytes);
@@ -835,7 +837,7 @@ mod tests {
         );
         assert_eq!(window_dump::chunk(&filter, 1 + bytes), None);
         assert_eq!(window_dump::chunk(&filter, 0), None);
-        use crate::filter::bloom_dump::DumpError;
+        use crate::bloom::dump::DumpError;
         assert_eq!(
             window_dump::load_chunk(&mut copy, -1, b"a"),
             Err(DumpError::BadData)

@@ -1,11 +1,11 @@
 //! The scalable Bloom filter: a chain of links, each larger and tighter than the one
 //! before (COMPAT §5.4).
 
-use super::bloom::{
+use crate::bloom::link::{
     Link, LinkError, LinkShape, OPT_BLOCKED, OPT_FORCE64, OPT_NOROUND, OPT_NO_SCALING,
     POSITION_BUFFER,
 };
-use super::hash::HashPair;
+use crate::hash::HashPair;
 
 /// Size of RedisBloom's chain and link structs, which its memory figures count (COMPAT §4.5).
 pub(crate) const CHAIN_OVERHEAD: u64 = 32;
