@@ -280,7 +280,7 @@ impl Server {
         let log = self.log();
         let stderr = self.stderr();
         log.lines()
-            .filter(|line| line.contains(redbloom::redis::ffi::CAUGHT_PANIC_LOG))
+            .filter(|line| line.contains(redbloom::CAUGHT_PANIC_LOG))
             .chain(stderr.lines().filter(|line| line.contains("panicked at")))
             .map(str::to_string)
             .collect()

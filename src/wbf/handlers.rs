@@ -1,5 +1,5 @@
-//! WBF.* — the sliding-window Bloom filter (docs/wbf.md): parse, look up, call the core
-//! with the time, reply, replicate.
+//! The WBF.* commands (docs/wbf.md): parse, look up, call the core with the time, reply,
+//! replicate.
 //!
 //! **Time.** The master's clock decides: every write whose effect depends on the time
 //! (RESERVE, and an add that ends a generation of a timed window) reaches replicas and the
@@ -11,15 +11,16 @@
 //! stepping backwards holds the time still until it catches up, so nothing expires early
 //! and nothing a read saw expire comes back.
 
-use super::args::{existing, find_keyword};
-use super::config;
-use super::errors;
-use super::ffi::{
-    notify_event, replicate, reply_bool, reply_field_values, tracked, Args, ArrayReply, FieldValue,
-    Key, KeyState, Replicated, Resp2Fields,
-};
-use super::types::WINDOW_TYPE;
-use super::write::is_trusted;
+use crate::api::args::Args;
+use crate::api::events::notify_event;
+use crate::api::keys::{existing, Key, KeyState};
+use crate::api::replication::{is_trusted, replicate, Replicated};
+use crate::api::replies::{reply_bool, reply_field_values, ArrayReply, FieldValue, Resp2Fields};
+use crate::config;
+use crate::errors;
+use crate::options::find_keyword;
+use crate::stats::tracked;
+use crate::types::WINDOW_TYPE;
 use redbloom_core::bloom::dump::DumpError;
 use redbloom_core::bloom::link::LinkError;
 use redbloom_core::hash::HashPair;

@@ -1,15 +1,16 @@
-//! CF.* — the Cuckoo filter commands (COMPAT §2): parse, look up, call the core, reply,
-//! and report what changed to [`Write`] (which replicates the effect).
+//! The CF.* commands (COMPAT §2): parse, look up, call the core, reply, and report what
+//! changed to [`Write`] (which replicates the effect).
 
-use super::args::{existing, find_keyword, option_letter};
-use super::config;
-use super::errors;
-use super::ffi::{
-    notify_write, reply_bool, reply_bools, reply_fields, tracked, Args, ArrayReply, Field, Key,
-    KeyState, Resp2Fields,
-};
-use super::types::CUCKOO_TYPE;
-use super::write::Write;
+use crate::api::args::Args;
+use crate::api::events::notify_write;
+use crate::api::keys::{existing, Key, KeyState};
+use crate::api::replies::{reply_bool, reply_bools, reply_fields, ArrayReply, Field, Resp2Fields};
+use crate::config;
+use crate::errors;
+use crate::options::{find_keyword, option_letter};
+use crate::stats::tracked;
+use crate::types::CUCKOO_TYPE;
+use crate::write::Write;
 use redbloom_core::cuckoo::dump::{self as cuckoo_dump, ScanDump, HEADER_LEN};
 use redbloom_core::cuckoo::{
     CuckooError, CuckooFilter, CuckooHash, CuckooParams, MAX_BUCKET_SIZE, MAX_EXPANSION,

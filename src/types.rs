@@ -1,7 +1,7 @@
 //! The module data types and how each filter is persisted, copied and counted.
 
-use super::ffi::{type_methods, AofWriter, ModuleValue, RdbReader};
-use super::stats::{Snapshot, TypeStats, BLOOM_STATS, COUNTING_STATS, CUCKOO_STATS, WINDOW_STATS};
+use crate::api::types::{type_methods, AofWriter, ModuleValue, RdbReader, Snapshot, TypeStats};
+use crate::stats::{BLOOM_STATS, COUNTING_STATS, CUCKOO_STATS, WINDOW_STATS};
 use redbloom_core::bloom::chain::Chain;
 use redbloom_core::bloom::dump as bloom_dump;
 use redbloom_core::counting::dump as counting_dump;

@@ -129,7 +129,7 @@ pub fn register(ctx: &Context) {
         ConfigurationFlags::DEFAULT,
         None,
     );
-    super::ffi::load_configs(ctx);
+    crate::api::config::load_configs(ctx);
 }
 
 /// The load-time arguments, in RedisBloom 2.4.20's spelling and HEAD's.

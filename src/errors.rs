@@ -5,6 +5,10 @@
 pub const NOT_FOUND: &str = "ERR not found";
 pub const ITEM_EXISTS: &str = "ERR item exists";
 
+// Any command: the key could not take the new value, or the handler panicked (redbloom's own).
+pub const COULD_NOT_STORE: &str = "ERR could not store the filter";
+pub const INTERNAL_ERROR: &str = "ERR internal error in redbloom";
+
 // Creation and growth (HEAD's hardening: fallible allocation, and redbloom's ceiling).
 pub const INSUFFICIENT_MEMORY_TO_CREATE: &str = "ERR Insufficient memory to create filter";
 pub const PROBLEM_INSERTING: &str = "ERR problem inserting into filter";

@@ -20,18 +20,14 @@
 //! "trusted": the local ceiling and expansion limit do not apply to them (they were
 //! checked where the write was accepted), so a replica never refuses what its master did.
 
-use super::bf::{BloomKind, NewFilter};
-use super::config;
-use super::ffi::{replicate, Args, Replicated};
+use crate::api::args::Args;
+use crate::api::replication::is_trusted;
+use crate::api::replication::{log_divergence, replicate, Replicated};
+use crate::bloom::{BloomKind, NewFilter, BLOCKED};
+use crate::config;
 use redbloom_core::cuckoo::CuckooParams;
 use redbloom_core::fmt::shortest;
-use redis_module::{Context, ContextFlags};
-
-/// Whether the write being run comes from the master or from loading the AOF.
-pub fn is_trusted(ctx: &Context) -> bool {
-    ctx.get_flags()
-        .intersects(ContextFlags::REPLICATED | ContextFlags::LOADING)
-}
+use redis_module::Context;
 
 /// A creation command: its name after the family (`RESERVE`, `LOADCHUNK`) and its
 /// arguments after the key.
@@ -110,7 +106,7 @@ impl<'a> Write<'a> {
             ];
             // Explicit: the replica's `bf-blocked` must not decide the layout.
             if params.blocked {
-                args.push(super::bf::BLOCKED.as_bytes().to_vec());
+                args.push(BLOCKED.as_bytes().to_vec());
             }
             Creation {
                 name: "RESERVE",
@@ -207,18 +203,4 @@ impl Drop for Write<'_> {
             self.send(&family, "MADD", items);
         }
     }
-}
-
-/// Logs a write from the master or the AOF that this server could not apply: the data
-/// sets now differ, which must not go unnoticed.
-pub fn log_divergence(ctx: &Context, args: &Args, error: &str) {
-    let command = String::from_utf8_lossy(args.bytes(0));
-    let key = match args.len() {
-        0 | 1 => String::new(),
-        _ => String::from_utf8_lossy(args.bytes(1)).into_owned(),
-    };
-    ctx.log_warning(&format!(
-        "redbloom: {command} {key} from the master or the AOF failed here ({error}); \
-         this server's data now differs from the source"
-    ));
 }

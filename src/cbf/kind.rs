@@ -1,12 +1,7 @@
-//! CBF.* — the counting Bloom filter (docs/cbf.md). It is BF's chain with 4-bit counters,
-//! so it shares BF's command handlers (`bf.rs`, generic over [`BloomKind`]) — same
-//! arguments, validation order, replies and errors — and adds CBF.DEL and CBF.COUNT here.
+//! The CBF.* adapter: what the counting chain gives the shared Bloom handlers.
 
-use super::args::existing;
-use super::bf::{filter_or_none, BloomKind, Summary};
-use super::ffi::{notify_write, reply_bool, tracked, Args, Key};
-use super::types::COUNTING_TYPE;
-use super::write::Write;
+use crate::bloom::{BloomKind, Summary};
+use crate::types::COUNTING_TYPE;
 use redbloom_core::bloom::chain::AddOutcome;
 use redbloom_core::bloom::dump::DumpError;
 use redbloom_core::bloom::link::LinkError;
@@ -15,7 +10,6 @@ use redbloom_core::counting::{CountingAdd, CountingChain};
 use redbloom_core::fmt::format_g;
 use redbloom_core::hash::HashPair;
 use redis_module::native_types::RedisType;
-use redis_module::{Context, RedisError, RedisResult, RedisValue};
 
 impl BloomKind for CountingChain {
     fn data_type() -> &'static RedisType {
@@ -84,34 +78,4 @@ impl BloomKind for CountingChain {
     fn load_dump_chunk(&mut self, iter: i64, data: &[u8]) -> Result<(), DumpError> {
         counting_dump::load_chunk(self, iter, data)
     }
-}
-
-/// CBF.COUNT key item — the estimated multiplicity; 0 for a missing key or a key of
-/// another type (the EXISTS rule).
-pub fn count(ctx: &Context, args: &Args) -> RedisResult {
-    if args.len() != 3 {
-        return Err(RedisError::WrongArity);
-    }
-    let key = Key::open(ctx, args, 1, false);
-    let n = filter_or_none::<CountingChain>(&key).map_or(0, |c| c.count(c.hash(args.bytes(2))));
-    Ok(RedisValue::Integer(n as i64))
-}
-
-/// CBF.DEL key item — true (RESP2: 1) if one copy was removed, false (0) if not (absent,
-/// or positive in several links). Missing key → `ERR not found`, other type → WRONGTYPE.
-/// Replicated only when a copy was removed; its event is published whenever the key is a
-/// counting filter.
-pub fn del(ctx: &Context, args: &Args) -> RedisResult {
-    if args.len() != 3 {
-        return Err(RedisError::WrongArity);
-    }
-    let mut write = Write::new(ctx, args);
-    let key = Key::open(ctx, args, 1, true);
-    let chain = existing::<CountingChain>(&key, &COUNTING_TYPE)?;
-    let deleted = tracked(chain, |c| c.delete(c.hash(args.bytes(2))));
-    if deleted {
-        write.as_received();
-    }
-    notify_write(ctx, args);
-    reply_bool(ctx, deleted)
 }

@@ -1,0 +1,262 @@
+//! Commands: the table entry each family writes for a command, the `extern "C"` entry
+//! point that runs its handler, and registration (flags, key spec, COMMAND DOCS, ACL
+//! category).
+
+use super::args::Args;
+use super::command_docs::{self, ArgDoc, ArgKind};
+use super::panic::catch_panic;
+use super::replication::{is_trusted, log_divergence};
+use crate::errors;
+use redis_module::{raw, Context, RedisError, RedisResult};
+use std::ffi::{c_char, c_int, CString};
+use std::ptr;
+
+/// A command handler: parses `args`, runs the command, returns (or writes) the reply.
+pub type Handler = fn(&Context, &Args) -> RedisResult;
+
+/// Runs a command handler; a panic becomes an error reply instead of crossing into Redis.
+///
+/// # Safety
+/// `ctx`, `argv` and `argc` must be the arguments Redis passed to a command callback.
+unsafe fn run_command(
+    ctx: *mut raw::RedisModuleCtx,
+    argv: *mut *mut raw::RedisModuleString,
+    argc: c_int,
+    handler: Handler,
+) -> c_int {
+    let context = Context::new(ctx);
+    let argv = if argv.is_null() || argc <= 0 {
+        &[][..]
+    } else {
+        unsafe { std::slice::from_raw_parts(argv, argc as usize) }
+    };
+    let args = Args { argv };
+    // The log line says a command failed; no data was changed after the failure point.
+    let reply = catch_panic("a command", || handler(&context, &args))
+        .unwrap_or(Err(RedisError::Str(errors::INTERNAL_ERROR)));
+    if let Err(e) = &reply {
+        if is_trusted(&context) {
+            log_divergence(&context, &args, &e.to_string());
+        }
+    }
+    context.reply(reply) as c_int
+}
+
+/// A handler known at compile time, so that [`entry`] can be its own `extern "C"` function
+/// (implemented by [`command_entry!`](crate::command_entry)).
+pub trait Handles {
+    const HANDLER: Handler;
+}
+
+/// The `extern "C"` callback Redis calls for the command `H` handles.
+///
+/// # Safety
+/// Only Redis calls it, with a command callback's arguments.
+pub unsafe extern "C" fn entry<H: Handles>(
+    ctx: *mut raw::RedisModuleCtx,
+    argv: *mut *mut raw::RedisModuleString,
+    argc: c_int,
+) -> c_int {
+    // SAFETY: these are the callback's own arguments from Redis.
+    unsafe { run_command(ctx, argv, argc, H::HANDLER) }
+}
+
+/// The `extern "C"` entry point of a handler, for [`Command::handler`]. It expands to no
+/// `unsafe` code: the callback is [`entry`], instantiated for a type naming the handler.
+#[macro_export]
+macro_rules! command_entry {
+    ($handler:path) => {{
+        struct Named;
+        impl $crate::api::commands::Handles for Named {
+            const HANDLER: $crate::api::commands::Handler = $handler;
+        }
+        $crate::api::commands::entry::<Named> as $crate::api::commands::CommandFn
+    }};
+}
+
+pub type CommandFn = unsafe extern "C" fn(
+    *mut raw::RedisModuleCtx,
+    *mut *mut raw::RedisModuleString,
+    c_int,
+) -> c_int;
+
+/// How a command touches its key (key specs: cluster routing, ACL key permissions). Every
+/// command has one key, its first argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyAccess {
+    Read,
+    Write,
+}
+
+/// Everything Redis is told about one command: one entry of a family's command table.
+pub struct Command {
+    /// Lower case, with the family's prefix (`bf.add`).
+    pub name: &'static str,
+    /// From [`command_entry!`](crate::command_entry).
+    pub handler: CommandFn,
+    /// Redis command flags, space-separated (`write deny-oom`, `readonly fast`).
+    pub flags: &'static str,
+    /// Redis' arity: the argument count with the name, negative for "at least".
+    pub arity: i32,
+    /// How the command touches its key (argument 1).
+    pub key: KeyAccess,
+    /// The family's ACL category (`bloom`, `cuckoo`, `cbf`, `wbf`).
+    pub acl_category: &'static str,
+    pub summary: &'static str,
+    pub complexity: &'static str,
+    /// Argument syntax for COMMAND DOCS (see [`command_docs`]).
+    pub args: &'static str,
+    /// The RedisBloom version that introduced the command (COMMAND DOCS `since`).
+    pub since: &'static str,
+}
+
+/// C strings and argument arrays that must outlive a `SetCommandInfo` call.
+#[derive(Default)]
+struct RawArgs {
+    strings: Vec<CString>,
+    arrays: Vec<Vec<raw::RedisModuleCommandArg>>,
+}
+
+impl RawArgs {
+    fn text(&mut self, s: &str) -> Result<*const c_char, String> {
+        let c = CString::new(s).map_err(|e| e.to_string())?;
+        let p = c.as_ptr();
+        self.strings.push(c);
+        Ok(p)
+    }
+
+    /// A zero-terminated argument array for `docs`, kept alive by `self`.
+    fn array(&mut self, docs: &[ArgDoc]) -> Result<*mut raw::RedisModuleCommandArg, String> {
+        let mut array: Vec<raw::RedisModuleCommandArg> = Vec::with_capacity(docs.len() + 1);
+        for doc in docs {
+            let mut arg: raw::RedisModuleCommandArg = unsafe { std::mem::zeroed() };
+            arg.name = self.text(&doc.name)?;
+            arg.type_ = match doc.kind {
+                ArgKind::Key => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_KEY,
+                ArgKind::String => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_STRING,
+                ArgKind::Integer => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_INTEGER,
+                ArgKind::Double => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_DOUBLE,
+                ArgKind::PureToken => {
+                    raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_PURE_TOKEN
+                }
+                ArgKind::OneOf => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_ONEOF,
+            };
+            arg.key_spec_index = if doc.kind == ArgKind::Key { 0 } else { -1 };
+            if let Some(token) = &doc.token {
+                arg.token = self.text(token)?;
+            }
+            let mut flags = 0;
+            if doc.optional {
+                flags |= raw::REDISMODULE_CMD_ARG_OPTIONAL;
+            }
+            if doc.multiple {
+                flags |= raw::REDISMODULE_CMD_ARG_MULTIPLE;
+            }
+            arg.flags = flags as c_int;
+            if !doc.subargs.is_empty() {
+                arg.subargs = self.array(&doc.subargs)?;
+            }
+            array.push(arg);
+        }
+        array.push(unsafe { std::mem::zeroed() });
+        let p = array.as_mut_ptr();
+        self.arrays.push(array);
+        Ok(p)
+    }
+}
+
+/// Declares the module's ACL categories where the server can (Redis ≥ 7.4).
+pub fn add_acl_categories(ctx: &Context, names: &[&str]) -> Result<(), String> {
+    let Some(add) = (unsafe { raw::RedisModule_AddACLCategory }) else {
+        return Ok(());
+    };
+    for name in names {
+        let c = CString::new(*name).map_err(|e| e.to_string())?;
+        if unsafe { add(ctx.ctx, c.as_ptr()) } != raw::REDISMODULE_OK as c_int {
+            return Err(format!("could not add the ACL category {name}"));
+        }
+    }
+    Ok(())
+}
+
+static COMMAND_INFO_VERSION: raw::RedisModuleCommandInfoVersion =
+    raw::RedisModuleCommandInfoVersion {
+        version: 1,
+        sizeof_historyentry: std::mem::size_of::<raw::RedisModuleCommandHistoryEntry>(),
+        sizeof_keyspec: std::mem::size_of::<raw::RedisModuleCommandKeySpec>(),
+        sizeof_arg: std::mem::size_of::<raw::RedisModuleCommandArg>(),
+    };
+
+/// Registers a command (key at argument 1) and, where the server has the API, its arity,
+/// key spec and documentation.
+pub fn register_command(ctx: &Context, spec: &Command) -> Result<(), String> {
+    let name = CString::new(spec.name).map_err(|e| e.to_string())?;
+    let flags = CString::new(spec.flags).map_err(|e| e.to_string())?;
+    let status = unsafe {
+        raw::RedisModule_CreateCommand.unwrap()(
+            ctx.ctx,
+            name.as_ptr(),
+            Some(spec.handler),
+            flags.as_ptr(),
+            1,
+            1,
+            1,
+        )
+    };
+    if status != raw::REDISMODULE_OK as c_int {
+        return Err(format!("could not register {}", spec.name));
+    }
+    let (Some(get_command), Some(set_info)) =
+        (unsafe { (raw::RedisModule_GetCommand, raw::RedisModule_SetCommandInfo) })
+    else {
+        return Ok(());
+    };
+    let command = unsafe { get_command(ctx.ctx, name.as_ptr()) };
+    if command.is_null() {
+        return Err(format!("could not find {} after registering it", spec.name));
+    }
+    let key_flags = match spec.key {
+        KeyAccess::Read => raw::REDISMODULE_CMD_KEY_RO | raw::REDISMODULE_CMD_KEY_ACCESS,
+        KeyAccess::Write => raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_UPDATE,
+    };
+    let mut key_specs: [raw::RedisModuleCommandKeySpec; 2] = unsafe { std::mem::zeroed() };
+    key_specs[0].flags = u64::from(key_flags);
+    key_specs[0].begin_search_type =
+        raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INDEX;
+    key_specs[0].bs.index.pos = 1;
+    key_specs[0].find_keys_type = raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_RANGE;
+    key_specs[0].fk.range.lastkey = 0;
+    key_specs[0].fk.range.keystep = 1;
+    key_specs[0].fk.range.limit = 0;
+    let summary = CString::new(spec.summary).map_err(|e| e.to_string())?;
+    let complexity = CString::new(spec.complexity).map_err(|e| e.to_string())?;
+    let since = CString::new(spec.since).map_err(|e| e.to_string())?;
+    let docs = command_docs::parse(spec.args).map_err(|e| format!("{}: {e}", spec.name))?;
+    let mut keep = RawArgs::default();
+    let args = keep.array(&docs)?;
+    let info = raw::RedisModuleCommandInfo {
+        version: &COMMAND_INFO_VERSION,
+        summary: summary.as_ptr(),
+        complexity: complexity.as_ptr(),
+        since: since.as_ptr(),
+        history: ptr::null_mut(),
+        tips: ptr::null(),
+        arity: spec.arity,
+        key_specs: key_specs.as_mut_ptr(),
+        args,
+    };
+    if unsafe { set_info(command, &info) } != raw::REDISMODULE_OK as c_int {
+        return Err(format!("could not set the command info of {}", spec.name));
+    }
+    // Module categories exist only where they can be declared (Redis ≥ 7.4).
+    let can_declare = unsafe { raw::RedisModule_AddACLCategory }.is_some();
+    if let (true, Some(set_categories)) = (can_declare, unsafe {
+        raw::RedisModule_SetCommandACLCategories
+    }) {
+        let categories = CString::new(spec.acl_category).map_err(|e| e.to_string())?;
+        if unsafe { set_categories(command, categories.as_ptr()) } != raw::REDISMODULE_OK as c_int {
+            return Err(format!("could not set the ACL category of {}", spec.name));
+        }
+    }
+    Ok(())
+}

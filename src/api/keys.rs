@@ -1,0 +1,99 @@
+//! Keys: open, check the type, read or store a module value.
+
+use super::args::Args;
+use super::types::ModuleValue;
+use crate::errors;
+use redis_module::native_types::RedisType;
+use redis_module::{raw, Context, RedisError};
+use std::ffi::c_int;
+
+/// What a key holds, as far as one filter type is concerned.
+pub enum KeyState<'k, T> {
+    Empty,
+    Ours(&'k mut T),
+    /// Another Redis type, or another module type.
+    Other,
+}
+
+/// An open key; closed on drop.
+pub struct Key {
+    handle: *mut raw::RedisModuleKey,
+}
+
+impl Key {
+    /// Opens argument `i` of `args` for reading, or for reading and writing.
+    pub fn open(ctx: &Context, args: &Args, i: usize, write: bool) -> Key {
+        let mode = if write {
+            raw::REDISMODULE_READ | raw::REDISMODULE_WRITE
+        } else {
+            raw::REDISMODULE_READ
+        };
+        let handle =
+            unsafe { raw::RedisModule_OpenKey.unwrap()(ctx.ctx, args.raw(i), mode as c_int) };
+        Key {
+            handle: handle.cast(),
+        }
+    }
+
+    pub fn state<T>(&self, of: &RedisType) -> KeyState<'_, T> {
+        if self.handle.is_null() {
+            return KeyState::Empty;
+        }
+        unsafe {
+            let key_type = raw::RedisModule_KeyType.unwrap()(self.handle);
+            if key_type == raw::REDISMODULE_KEYTYPE_EMPTY as c_int {
+                return KeyState::Empty;
+            }
+            if key_type != raw::REDISMODULE_KEYTYPE_MODULE as c_int
+                || raw::RedisModule_ModuleTypeGetType.unwrap()(self.handle) != *of.raw_type.borrow()
+            {
+                return KeyState::Other;
+            }
+            let value = raw::RedisModule_ModuleTypeGetValue.unwrap()(self.handle).cast::<T>();
+            match value.as_mut() {
+                Some(value) => KeyState::Ours(value),
+                None => KeyState::Other,
+            }
+        }
+    }
+
+    /// Stores a new value in an empty key opened for writing; returns it for further use.
+    /// The value then belongs to Redis and lives as long as the key, not as `self`.
+    #[allow(clippy::mut_from_ref)]
+    pub fn set<T: ModuleValue>(&self, of: &RedisType, value: Box<T>) -> Result<&mut T, RedisError> {
+        let raw_value = Box::into_raw(value);
+        let status = unsafe {
+            raw::RedisModule_ModuleTypeSetValue.unwrap()(
+                self.handle,
+                *of.raw_type.borrow(),
+                raw_value.cast(),
+            )
+        };
+        if status == raw::REDISMODULE_OK as c_int {
+            let value = unsafe { &mut *raw_value };
+            T::stats().created(value.snapshot());
+            Ok(value)
+        } else {
+            drop(unsafe { Box::from_raw(raw_value) });
+            Err(RedisError::Str(errors::COULD_NOT_STORE))
+        }
+    }
+}
+
+impl Drop for Key {
+    fn drop(&mut self) {
+        if !self.handle.is_null() {
+            unsafe { raw::RedisModule_CloseKey.unwrap()(self.handle) };
+        }
+    }
+}
+
+/// The value a command that needs an existing filter finds: `ERR not found` when the key
+/// is empty, WRONGTYPE when it holds anything else.
+pub fn existing<'k, T>(key: &'k Key, of: &RedisType) -> Result<&'k mut T, RedisError> {
+    match key.state::<T>(of) {
+        KeyState::Ours(value) => Ok(value),
+        KeyState::Empty => Err(RedisError::Str(errors::NOT_FOUND)),
+        KeyState::Other => Err(RedisError::WrongType),
+    }
+}

@@ -1,0 +1,210 @@
+//! Replies: RESP2 shapes for RESP2 clients, RESP3 types (booleans, maps, nulls) for RESP3
+//! clients.
+
+use redis_module::{raw, Context, RedisResult, RedisValue};
+use std::ffi::{c_int, CString};
+
+/// Which RESP3 types a command's reply may use. RedisBloom 2.6+ answers a client that said
+/// `HELLO 3` with booleans, maps and nulls, and every other client with 2.4.20's RESP2
+/// shapes; each type is used only where the server has its reply call (COMPAT §0.5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Protocol {
+    booleans: bool,
+    maps: bool,
+}
+
+impl Protocol {
+    /// The protocol of the client the command in `ctx` replies to.
+    pub fn of(ctx: &Context) -> Protocol {
+        let flags = unsafe { raw::RedisModule_GetContextFlags.map_or(0, |get| get(ctx.ctx)) };
+        let resp3 = flags as u32 & raw::REDISMODULE_CTX_FLAGS_RESP3 != 0;
+        let (reply_bool, reply_map, reply_null) = unsafe {
+            (
+                raw::RedisModule_ReplyWithBool,
+                raw::RedisModule_ReplyWithMap,
+                raw::RedisModule_ReplyWithNull,
+            )
+        };
+        Protocol {
+            booleans: resp3 && reply_bool.is_some(),
+            maps: resp3 && reply_map.is_some() && reply_null.is_some(),
+        }
+    }
+}
+
+fn put_integer(ctx: &Context, value: i64) {
+    unsafe { raw::RedisModule_ReplyWithLongLong.unwrap()(ctx.ctx, value) };
+}
+
+/// `#t`/`#f` for RESP3 clients, `:1`/`:0` for RESP2 ones.
+fn put_bool(ctx: &Context, protocol: Protocol, value: bool) {
+    match unsafe { raw::RedisModule_ReplyWithBool } {
+        Some(reply_bool) if protocol.booleans => unsafe {
+            reply_bool(ctx.ctx, c_int::from(value));
+        },
+        _ => put_integer(ctx, i64::from(value)),
+    }
+}
+
+/// Replies with one boolean (RESP2: the integer 1 or 0).
+pub fn reply_bool(ctx: &Context, value: bool) -> RedisResult {
+    put_bool(ctx, Protocol::of(ctx), value);
+    Ok(RedisValue::NoReply)
+}
+
+/// An array reply written element by element, without building the elements first.
+pub struct ArrayReply<'c> {
+    ctx: &'c Context,
+    protocol: Protocol,
+    count: usize,
+    postponed: bool,
+}
+
+impl<'c> ArrayReply<'c> {
+    /// An array of `len` elements.
+    pub fn with_len(ctx: &'c Context, len: usize) -> Self {
+        unsafe { raw::RedisModule_ReplyWithArray.unwrap()(ctx.ctx, len as std::os::raw::c_long) };
+        ArrayReply {
+            ctx,
+            protocol: Protocol::of(ctx),
+            count: 0,
+            postponed: false,
+        }
+    }
+
+    /// An array whose length is known only at the end (`finish` sets it).
+    pub fn postponed(ctx: &'c Context) -> Self {
+        unsafe {
+            raw::RedisModule_ReplyWithArray.unwrap()(
+                ctx.ctx,
+                raw::REDISMODULE_POSTPONED_LEN as std::os::raw::c_long,
+            )
+        };
+        ArrayReply {
+            ctx,
+            protocol: Protocol::of(ctx),
+            count: 0,
+            postponed: true,
+        }
+    }
+
+    pub fn integer(&mut self, value: i64) {
+        put_integer(self.ctx, value);
+        self.count += 1;
+    }
+
+    /// A boolean element (RESP2: the integer 1 or 0).
+    pub fn boolean(&mut self, value: bool) {
+        put_bool(self.ctx, self.protocol, value);
+        self.count += 1;
+    }
+
+    /// A boolean element where a failure is false in RESP3 but its own integer in RESP2
+    /// (CF.INSERT: `None`, no space, is -1 there).
+    pub fn boolean_or(&mut self, value: Option<bool>, resp2_failure: i64) {
+        match value {
+            None if !self.protocol.booleans => self.integer(resp2_failure),
+            value => self.boolean(value.unwrap_or(false)),
+        }
+    }
+
+    pub fn error(&mut self, text: &'static str) {
+        let text = CString::new(text).unwrap_or_default();
+        unsafe { raw::RedisModule_ReplyWithError.unwrap()(self.ctx.ctx, text.as_ptr()) };
+        self.count += 1;
+    }
+
+    /// Ends the array; the command's reply is complete.
+    pub fn finish(self) -> RedisResult {
+        if self.postponed {
+            unsafe {
+                raw::RedisModule_ReplySetArrayLength.unwrap()(
+                    self.ctx.ctx,
+                    self.count as std::os::raw::c_long,
+                )
+            };
+        }
+        Ok(RedisValue::NoReply)
+    }
+}
+
+/// Replies with an array of integers without building an intermediate vector of values.
+pub fn reply_integers(ctx: &Context, values: impl ExactSizeIterator<Item = i64>) -> RedisResult {
+    let mut reply = ArrayReply::with_len(ctx, values.len());
+    values.for_each(|v| reply.integer(v));
+    reply.finish()
+}
+
+/// Replies with an array of booleans (RESP2: integers 1 and 0).
+pub fn reply_bools(ctx: &Context, values: impl ExactSizeIterator<Item = bool>) -> RedisResult {
+    let mut reply = ArrayReply::with_len(ctx, values.len());
+    values.for_each(|v| reply.boolean(v));
+    reply.finish()
+}
+
+/// One labelled field of an INFO-style reply; `None` is a null value.
+pub type Field = (&'static str, Option<i64>);
+
+/// How an INFO-style reply looks to a RESP2 client (RESP3 clients always get a map of
+/// label → value, in the given order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resp2Fields {
+    /// A flat array: label, value, label, value, ... (BF.INFO key, CF.INFO key).
+    Labelled,
+    /// The values alone (BF.INFO key FIELD: `[value]`).
+    ValuesOnly,
+}
+
+/// Replies with labelled fields: a RESP3 map, or the RESP2 array `resp2` describes.
+/// Labels are simple strings and a `None` value is null (RESP2: a nil bulk string).
+pub fn reply_fields(ctx: &Context, fields: &[Field], resp2: Resp2Fields) -> RedisResult {
+    let values: Vec<(&'static str, FieldValue)> = fields
+        .iter()
+        .map(|&(label, value)| (label, value.map_or(FieldValue::Null, FieldValue::Integer)))
+        .collect();
+    reply_field_values(ctx, &values, resp2)
+}
+
+/// A value of [`reply_field_values`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FieldValue {
+    Integer(i64),
+    /// A RESP3 double; RESP2: a bulk string of its shortest decimal form.
+    Double(f64),
+    Null,
+}
+
+/// [`reply_fields`] with values of any [`FieldValue`] kind.
+pub fn reply_field_values(
+    ctx: &Context,
+    fields: &[(&'static str, FieldValue)],
+    resp2: Resp2Fields,
+) -> RedisResult {
+    let protocol = Protocol::of(ctx);
+    let len = fields.len() as std::os::raw::c_long;
+    let labels = protocol.maps || resp2 == Resp2Fields::Labelled;
+    unsafe {
+        match raw::RedisModule_ReplyWithMap {
+            Some(reply_map) if protocol.maps => reply_map(ctx.ctx, len),
+            _ if labels => raw::RedisModule_ReplyWithArray.unwrap()(ctx.ctx, 2 * len),
+            _ => raw::RedisModule_ReplyWithArray.unwrap()(ctx.ctx, len),
+        };
+    }
+    for &(label, value) in fields {
+        if labels {
+            let label = CString::new(label).unwrap_or_default();
+            unsafe { raw::RedisModule_ReplyWithSimpleString.unwrap()(ctx.ctx, label.as_ptr()) };
+        }
+        match value {
+            FieldValue::Integer(value) => put_integer(ctx, value),
+            FieldValue::Double(value) => unsafe {
+                raw::RedisModule_ReplyWithDouble.unwrap()(ctx.ctx, value);
+            },
+            // The server writes `_` for a RESP3 client, `$-1` for a RESP2 one.
+            FieldValue::Null => unsafe {
+                raw::RedisModule_ReplyWithNull.unwrap()(ctx.ctx);
+            },
+        }
+    }
+    Ok(RedisValue::NoReply)
+}

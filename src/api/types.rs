@@ -1,0 +1,336 @@
+//! Data types: the callbacks Redis calls for a module value (RDB load and save, AOF
+//! rewrite, MEMORY USAGE, DEBUG DIGEST-VALUE, COPY, free and lazy free) and the running
+//! totals per type they keep for INFO.
+
+use super::panic::catch_panic;
+use redbloom_core::rdb::{FieldReader, FieldWriter};
+use redis_module::raw;
+use std::ffi::{c_char, c_int, c_void};
+use std::ptr;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+/// A filter stored in Redis keys as a module type.
+pub trait ModuleValue: Sized {
+    /// Writes the value's fields in the type's current RDB encoding (also what DEBUG
+    /// DIGEST-VALUE hashes, so equal filters have equal digests).
+    fn save<W: FieldWriter>(&self, out: &mut W);
+    /// Reads a value of encoding `encver`; `None` fails the load cleanly.
+    fn load(rdb: &mut RdbReader, encver: i32) -> Option<Self>;
+    /// Emits commands that rebuild the value.
+    fn aof_rewrite(&self, aof: &mut AofWriter);
+    /// The figure MEMORY USAGE reports.
+    fn mem_usage(&self) -> usize;
+    /// An independent copy (COPY), or `None` when memory cannot be had.
+    fn try_clone(&self) -> Option<Self>;
+    /// This value's share of its type's INFO totals.
+    fn snapshot(&self) -> Snapshot;
+    /// Its type's INFO totals.
+    fn stats() -> &'static TypeStats;
+}
+
+/// Reads module values from an RDB stream; every read reports I/O errors.
+pub struct RdbReader {
+    io: *mut raw::RedisModuleIO,
+}
+
+impl FieldReader for RdbReader {
+    fn unsigned(&mut self) -> Option<u64> {
+        raw::load_unsigned(self.io).ok()
+    }
+    fn double(&mut self) -> Option<f64> {
+        raw::load_double(self.io).ok()
+    }
+    fn buffer(&mut self) -> Option<Vec<u8>> {
+        let buffer = raw::load_string_buffer(self.io).ok()?;
+        // Only the non-zero pages are written, so a loaded filter that is mostly empty
+        // stays mostly non-resident once Redis' read buffer is freed.
+        redbloom_core::sparse_copy(buffer.as_ref()).ok()
+    }
+}
+
+pub struct RdbWriter {
+    io: *mut raw::RedisModuleIO,
+}
+
+impl FieldWriter for RdbWriter {
+    fn unsigned(&mut self, v: u64) {
+        raw::save_unsigned(self.io, v);
+    }
+    fn double(&mut self, v: f64) {
+        raw::save_double(self.io, v);
+    }
+    fn buffer(&mut self, v: &[u8]) {
+        raw::save_slice(self.io, v);
+    }
+}
+
+/// Emits the commands of an AOF rewrite for one key.
+pub struct AofWriter {
+    io: *mut raw::RedisModuleIO,
+    key: *mut raw::RedisModuleString,
+}
+
+impl AofWriter {
+    /// Emits `<command> <key> <position> <data>`.
+    pub fn emit_chunk(&mut self, command: &'static std::ffi::CStr, position: i64, data: &[u8]) {
+        unsafe {
+            raw::RedisModule_EmitAOF.unwrap()(
+                self.io,
+                command.as_ptr(),
+                c"slb".as_ptr(),
+                self.key,
+                position as std::os::raw::c_longlong,
+                data.as_ptr().cast::<c_char>(),
+                data.len(),
+            );
+        }
+    }
+}
+
+/// Feeds a value's RDB fields to DEBUG DIGEST-VALUE.
+struct DigestWriter {
+    digest: *mut raw::RedisModuleDigest,
+}
+
+impl FieldWriter for DigestWriter {
+    fn unsigned(&mut self, v: u64) {
+        unsafe { raw::RedisModule_DigestAddLongLong.unwrap()(self.digest, v as i64) };
+    }
+    fn double(&mut self, v: f64) {
+        unsafe { raw::RedisModule_DigestAddLongLong.unwrap()(self.digest, v.to_bits() as i64) };
+    }
+    fn buffer(&mut self, v: &[u8]) {
+        unsafe {
+            raw::RedisModule_DigestAddStringBuffer.unwrap()(
+                self.digest,
+                v.as_ptr().cast::<c_char>().cast_mut(),
+                v.len(),
+            )
+        };
+    }
+}
+
+extern "C" fn rdb_load<T: ModuleValue>(io: *mut raw::RedisModuleIO, encver: c_int) -> *mut c_void {
+    let loaded = catch_panic("rdb_load", || T::load(&mut RdbReader { io }, encver));
+    match loaded {
+        Some(Some(value)) => {
+            T::stats().created(value.snapshot());
+            Box::into_raw(Box::new(value)).cast()
+        }
+        _ => ptr::null_mut(),
+    }
+}
+
+extern "C" fn rdb_save<T: ModuleValue>(io: *mut raw::RedisModuleIO, value: *mut c_void) {
+    let Some(value) = (unsafe { value.cast::<T>().as_ref() }) else {
+        return;
+    };
+    let _ = catch_panic("rdb_save", || value.save(&mut RdbWriter { io }));
+}
+
+extern "C" fn aof_rewrite<T: ModuleValue>(
+    io: *mut raw::RedisModuleIO,
+    key: *mut raw::RedisModuleString,
+    value: *mut c_void,
+) {
+    let Some(value) = (unsafe { value.cast::<T>().as_ref() }) else {
+        return;
+    };
+    let _ = catch_panic("aof_rewrite", || {
+        value.aof_rewrite(&mut AofWriter { io, key })
+    });
+}
+
+extern "C" fn mem_usage<T: ModuleValue>(value: *const c_void) -> usize {
+    unsafe { value.cast::<T>().as_ref() }.map_or(0, T::mem_usage)
+}
+
+extern "C" fn free<T: ModuleValue>(value: *mut c_void) {
+    if !value.is_null() {
+        let value = unsafe { Box::from_raw(value.cast::<T>()) };
+        T::stats().freed(value.snapshot());
+    }
+}
+
+/// Lazy free: Redis frees a value on a background thread when the effort exceeds its
+/// threshold (64), so dropping a large filter never stalls the server.
+extern "C" fn free_effort<T: ModuleValue>(
+    _key: *mut raw::RedisModuleString,
+    value: *const c_void,
+) -> usize {
+    unsafe { value.cast::<T>().as_ref() }.map_or(1, |v| {
+        let s = v.snapshot();
+        (s.sub_filters as usize).saturating_add(s.bytes as usize / 65536)
+    })
+}
+
+extern "C" fn copy<T: ModuleValue>(
+    _from: *mut raw::RedisModuleString,
+    _to: *mut raw::RedisModuleString,
+    value: *const c_void,
+) -> *mut c_void {
+    let Some(value) = (unsafe { value.cast::<T>().as_ref() }) else {
+        return ptr::null_mut();
+    };
+    match catch_panic("copy", || value.try_clone()) {
+        Some(Some(copy)) => {
+            T::stats().created(copy.snapshot());
+            Box::into_raw(Box::new(copy)).cast()
+        }
+        _ => ptr::null_mut(),
+    }
+}
+
+extern "C" fn digest<T: ModuleValue>(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
+    let Some(value) = (unsafe { value.cast::<T>().as_ref() }) else {
+        return;
+    };
+    let _ = catch_panic("digest", || value.save(&mut DigestWriter { digest: md }));
+    unsafe { raw::RedisModule_DigestEndSequence.unwrap()(md) };
+}
+
+/// The callback table of a module type whose values are `T`.
+pub const fn type_methods<T: ModuleValue>() -> raw::RedisModuleTypeMethods {
+    raw::RedisModuleTypeMethods {
+        version: raw::REDISMODULE_TYPE_METHOD_VERSION as u64,
+        rdb_load: Some(rdb_load::<T>),
+        rdb_save: Some(rdb_save::<T>),
+        aof_rewrite: Some(aof_rewrite::<T>),
+        mem_usage: Some(mem_usage::<T>),
+        digest: Some(digest::<T>),
+        free: Some(free::<T>),
+        aux_load: None,
+        aux_save: None,
+        aux_save_triggers: 0,
+        free_effort: Some(free_effort::<T>),
+        unlink: None,
+        copy: Some(copy::<T>),
+        defrag: None,
+        mem_usage2: None,
+        free_effort2: None,
+        unlink2: None,
+        copy2: None,
+        aux_save2: None,
+    }
+}
+
+/// What one filter contributes to the totals.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Snapshot {
+    pub bytes: i64,
+    pub items: i64,
+    pub sub_filters: i64,
+}
+
+/// Running totals of one filter type. Atomic: lazy free runs the free callback off the
+/// main thread.
+pub struct TypeStats {
+    pub name: &'static str,
+    filters: AtomicI64,
+    bytes: AtomicI64,
+    items: AtomicI64,
+    sub_filters: AtomicI64,
+}
+
+impl TypeStats {
+    pub const fn new(name: &'static str) -> Self {
+        TypeStats {
+            name,
+            filters: AtomicI64::new(0),
+            bytes: AtomicI64::new(0),
+            items: AtomicI64::new(0),
+            sub_filters: AtomicI64::new(0),
+        }
+    }
+
+    fn add(&self, filters: i64, s: Snapshot) {
+        self.filters.fetch_add(filters, Ordering::Relaxed);
+        self.bytes.fetch_add(s.bytes, Ordering::Relaxed);
+        self.items.fetch_add(s.items, Ordering::Relaxed);
+        self.sub_filters.fetch_add(s.sub_filters, Ordering::Relaxed);
+    }
+
+    /// A filter came into being (created, loaded, copied).
+    pub fn created(&self, s: Snapshot) {
+        self.add(1, s);
+    }
+
+    /// A filter was freed.
+    pub fn freed(&self, s: Snapshot) {
+        self.add(
+            -1,
+            Snapshot {
+                bytes: -s.bytes,
+                items: -s.items,
+                sub_filters: -s.sub_filters,
+            },
+        );
+    }
+
+    /// A filter changed from `before` to `after`.
+    pub fn changed(&self, before: Snapshot, after: Snapshot) {
+        if before != after {
+            self.add(
+                0,
+                Snapshot {
+                    bytes: after.bytes - before.bytes,
+                    items: after.items - before.items,
+                    sub_filters: after.sub_filters - before.sub_filters,
+                },
+            );
+        }
+    }
+
+    /// (filters, bytes, items, sub-filters) now.
+    pub fn totals(&self) -> [(&'static str, i64); 4] {
+        [
+            ("filters", self.filters.load(Ordering::Relaxed)),
+            ("bytes", self.bytes.load(Ordering::Relaxed)),
+            ("items", self.items.load(Ordering::Relaxed)),
+            ("sub_filters", self.sub_filters.load(Ordering::Relaxed)),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn totals_follow_create_change_free() {
+        let stats = TypeStats::new("t");
+        let a = Snapshot {
+            bytes: 100,
+            items: 3,
+            sub_filters: 1,
+        };
+        let b = Snapshot {
+            bytes: 300,
+            items: 7,
+            sub_filters: 2,
+        };
+        stats.created(a);
+        stats.created(a);
+        stats.changed(a, b);
+        assert_eq!(
+            stats.totals(),
+            [
+                ("filters", 2),
+                ("bytes", 400),
+                ("items", 10),
+                ("sub_filters", 3)
+            ]
+        );
+        stats.freed(b);
+        stats.freed(a);
+        assert_eq!(
+            stats.totals(),
+            [
+                ("filters", 0),
+                ("bytes", 0),
+                ("items", 0),
+                ("sub_filters", 0)
+            ]
+        );
+    }
+}

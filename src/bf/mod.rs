@@ -1,0 +1,11 @@
+//! BF.* — the scalable Bloom filter (COMPAT §1), RedisBloom's commands and data type. Its
+//! handlers are the shared ones of [`crate::bloom`], run on `Chain` (the adapter is
+//! [`kind`]); the command table is [`commands`].
+
+mod commands;
+mod kind;
+
+pub use commands::commands;
+
+/// The module's ACL category for BF.* (RedisBloom's name).
+pub const ACL_CATEGORY: &str = "bloom";

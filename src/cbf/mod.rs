@@ -1,0 +1,13 @@
+//! CBF.* — the counting Bloom filter (docs/cbf.md). It is BF's chain with 4-bit counters,
+//! so it runs BF's handlers ([`crate::bloom`], through the adapter [`kind`]) — same
+//! arguments, validation order, replies and errors — and adds CBF.DEL and CBF.COUNT
+//! ([`handlers`]). The command table is [`commands`].
+
+mod commands;
+mod handlers;
+mod kind;
+
+pub use commands::commands;
+
+/// The module's ACL category for CBF.* (redbloom's own).
+pub const ACL_CATEGORY: &str = "cbf";

@@ -1,0 +1,19 @@
+//! What the families' command tables share: flag sets, argument syntaxes and texts of
+//! COMMAND DOCS used by several commands. Each family's table is its `commands.rs`; the
+//! test below checks every entry of every table.
+
+/// A write that may allocate (creates or grows a filter).
+pub const WRITE_MAY_ALLOCATE: &str = "write deny-oom";
+/// A read that runs in constant or near-constant time.
+pub const READ_ONLY: &str = "readonly fast";
+
+pub const KEY: &str = "key:key";
+pub const KEY_ITEM: &str = "key:key item:string";
+pub const KEY_ITEMS: &str = "key:key item:string...";
+pub const SCANDUMP_ARGS: &str = "key:key iterator:integer";
+pub const LOADCHUNK_ARGS: &str = "key:key iterator:integer data:string";
+
+pub const LOADCHUNK_SUMMARY: &str = "Restores a filter previously saved using SCANDUMP";
+/// RedisBloom's summary of BF.SCANDUMP, which it gives CF.SCANDUMP too.
+pub const SCANDUMP_SUMMARY: &str = "Begins an incremental save of the bloom filter";
+pub const CAPACITY_COMPLEXITY: &str = "O(n), where n is the capacity";

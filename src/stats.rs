@@ -1,0 +1,51 @@
+//! Totals per filter type for the module's INFO section, kept current by the data-type
+//! callbacks (create, load, copy, free) and by every command that changes a filter.
+
+use crate::api::types::{ModuleValue, TypeStats};
+
+pub static BLOOM_STATS: TypeStats = TypeStats::new("bf");
+pub static CUCKOO_STATS: TypeStats = TypeStats::new("cf");
+pub static COUNTING_STATS: TypeStats = TypeStats::new("cbf");
+pub static WINDOW_STATS: TypeStats = TypeStats::new("wbf");
+
+/// Every type's totals, in INFO order.
+pub fn all() -> [&'static TypeStats; 4] {
+    [&BLOOM_STATS, &CUCKOO_STATS, &COUNTING_STATS, &WINDOW_STATS]
+}
+
+/// The module's INFO section (`INFO bf` or `INFO modules`): per filter type the number of
+/// filters, their memory (as MEMORY USAGE counts it), items and sub-filters.
+pub fn info(ctx: &redis_module::InfoContext) {
+    let build = || -> redis_module::RedisResult<()> {
+        let mut section = ctx.builder().add_section("filters");
+        for stats in all() {
+            for (field, value) in stats.totals() {
+                section = section.field(&format!("{}_{field}", stats.name), value)?;
+            }
+        }
+        section
+            .build_section()?
+            .add_section("config")
+            .field(
+                "max_filter_bytes",
+                crate::config::MAX_FILTER_BYTES.get() as i64,
+            )?
+            .build_section()?
+            // MODULE LIST shows the RedisBloom version redbloom answers like; its own is here.
+            .add_section("version")
+            .field("redbloom_version", crate::REDBLOOM_VERSION)?
+            .build_section()?
+            .build_info()?;
+        Ok(())
+    };
+    // INFO has no way to report an error; a failed section is simply left out.
+    let _ = build();
+}
+
+/// Runs a change to a filter and updates its type's INFO totals.
+pub fn tracked<T: ModuleValue, R>(value: &mut T, change: impl FnOnce(&mut T) -> R) -> R {
+    let before = value.snapshot();
+    let result = change(value);
+    T::stats().changed(before, value.snapshot());
+    result
+}
