@@ -25,6 +25,7 @@ pub mod write;
 pub use api::panic::CAUGHT_PANIC_LOG;
 
 use api::commands::{add_acl_categories, register_command, Command};
+use command_table::Family;
 use redis_module::{Context, RedisString, Status};
 use types::{BLOOM_TYPE, COUNTING_TYPE, CUCKOO_TYPE, WINDOW_TYPE};
 
@@ -39,25 +40,20 @@ pub const REDISBLOOM_COMPATIBLE_VERSION: i32 = 20600;
 /// redbloom's own version (Cargo.toml).
 pub const REDBLOOM_VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// The module's ACL categories, one per family, in declaration order.
-pub const ACL_CATEGORIES: [&str; 4] = [
-    bf::ACL_CATEGORY,
-    cf::ACL_CATEGORY,
-    cbf::ACL_CATEGORY,
-    wbf::ACL_CATEGORY,
-];
+/// The command families, in registration order.
+pub const FAMILIES: [Family; 4] = [bf::FAMILY, cf::FAMILY, cbf::FAMILY, wbf::FAMILY];
+
+/// The module's ACL categories, one per family.
+pub fn acl_categories() -> Vec<&'static str> {
+    FAMILIES.iter().map(|family| family.acl_category).collect()
+}
 
 /// Every command of every family, in registration order.
 pub fn commands() -> Vec<Command> {
-    [
-        bf::commands(),
-        cf::commands(),
-        cbf::commands(),
-        wbf::commands(),
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
+    FAMILIES
+        .iter()
+        .flat_map(|family| (family.commands)())
+        .collect()
 }
 
 fn init(ctx: &Context, args: &[RedisString]) -> Status {
@@ -67,7 +63,7 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
         return Status::Err;
     }
     config::register(ctx);
-    if let Err(message) = add_acl_categories(ctx, &ACL_CATEGORIES) {
+    if let Err(message) = add_acl_categories(ctx, &acl_categories()) {
         ctx.log_warning(&message);
         return Status::Err;
     }

@@ -5,7 +5,14 @@
 mod commands;
 mod kind;
 
-pub use commands::commands;
+use crate::command_table::Family;
 
 /// The module's ACL category for BF.* (RedisBloom's name).
 pub const ACL_CATEGORY: &str = "bloom";
+
+/// The BF.* commands, their prefix and ACL category.
+pub const FAMILY: Family = Family {
+    prefix: "bf",
+    acl_category: ACL_CATEGORY,
+    commands: commands::commands,
+};

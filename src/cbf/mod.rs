@@ -7,7 +7,14 @@ mod commands;
 mod handlers;
 mod kind;
 
-pub use commands::commands;
+use crate::command_table::Family;
 
 /// The module's ACL category for CBF.* (redbloom's own).
 pub const ACL_CATEGORY: &str = "cbf";
+
+/// The CBF.* commands, their prefix and ACL category.
+pub const FAMILY: Family = Family {
+    prefix: "cbf",
+    acl_category: ACL_CATEGORY,
+    commands: commands::commands,
+};

@@ -4,7 +4,14 @@
 mod commands;
 mod handlers;
 
-pub use commands::commands;
+use crate::command_table::Family;
 
 /// The module's ACL category for CF.* (RedisBloom's name).
 pub const ACL_CATEGORY: &str = "cuckoo";
+
+/// The CF.* commands, their prefix and ACL category.
+pub const FAMILY: Family = Family {
+    prefix: "cf",
+    acl_category: ACL_CATEGORY,
+    commands: commands::commands,
+};

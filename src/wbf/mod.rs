@@ -4,7 +4,14 @@
 mod commands;
 mod handlers;
 
-pub use commands::commands;
+use crate::command_table::Family;
 
 /// The module's ACL category for WBF.* (redbloom's own).
 pub const ACL_CATEGORY: &str = "wbf";
+
+/// The WBF.* commands, their prefix and ACL category.
+pub const FAMILY: Family = Family {
+    prefix: "wbf",
+    acl_category: ACL_CATEGORY,
+    commands: commands::commands,
+};
