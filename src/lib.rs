@@ -14,6 +14,8 @@ pub mod bloom;
 pub mod cbf;
 pub mod cf;
 pub mod command_table;
+#[cfg(test)]
+mod command_table_tests;
 pub mod config;
 pub mod errors;
 pub mod options;

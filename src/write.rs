@@ -7,7 +7,8 @@
 //! - a new filter: a creation command with every parameter explicit (`BF.RESERVE key
 //!   <error> <capacity> EXPANSION <n> [BLOCKED]`, `CF.RESERVE key <capacity> BUCKETSIZE <b>
 //!   MAXITERATIONS <m> EXPANSION <e>`; a non-scaling Bloom filter, whose stored expansion
-//!   no RESERVE can state, as `BF.LOADCHUNK key 1 <header>` of the new, empty filter);
+//!   no RESERVE can state, as `BF.LOADCHUNK key 1 <header>` of the new, empty filter;
+//!   each family builds its own [`Creation`]);
 //! - then the items that changed the filter, in order (`BF.MADD key …`, one `CF.ADD key
 //!   item` each);
 //! - the command as received when that does exactly the same anywhere: no filter created
@@ -21,19 +22,15 @@
 //! checked where the write was accepted), so a replica never refuses what its master did.
 
 use crate::api::args::Args;
-use crate::api::replication::is_trusted;
-use crate::api::replication::{log_divergence, replicate, Replicated};
-use crate::bloom::{BloomKind, NewFilter, BLOCKED};
+use crate::api::replication::{is_trusted, log_divergence, replicate, Replicated};
 use crate::config;
-use redbloom_core::cuckoo::CuckooParams;
-use redbloom_core::fmt::shortest;
 use redis_module::Context;
 
 /// A creation command: its name after the family (`RESERVE`, `LOADCHUNK`) and its
-/// arguments after the key.
-struct Creation {
-    name: &'static str,
-    args: Vec<Vec<u8>>,
+/// arguments after the key, every parameter explicit.
+pub struct Creation {
+    pub name: &'static str,
+    pub args: Vec<Vec<u8>>,
 }
 
 /// The effects of one write command on its key; replicated when dropped.
@@ -95,45 +92,9 @@ impl<'a> Write<'a> {
         }
     }
 
-    /// A Bloom-style filter was created from `params` (`filter` as just created).
-    pub fn created_bloom<F: BloomKind>(&mut self, params: &NewFilter, filter: &F) {
-        self.created = Some(if params.scaling {
-            let mut args = vec![
-                shortest(params.error).into_bytes(),
-                params.capacity.to_string().into_bytes(),
-                b"EXPANSION".to_vec(),
-                params.growth.to_string().into_bytes(),
-            ];
-            // Explicit: the replica's `bf-blocked` must not decide the layout.
-            if params.blocked {
-                args.push(BLOCKED.as_bytes().to_vec());
-            }
-            Creation {
-                name: "RESERVE",
-                args,
-            }
-        } else {
-            Creation {
-                name: "LOADCHUNK",
-                args: vec![b"1".to_vec(), filter.dump_header()],
-            }
-        });
-    }
-
-    /// A Cuckoo filter was created from `params`.
-    pub fn created_cuckoo(&mut self, params: CuckooParams) {
-        self.created = Some(Creation {
-            name: "RESERVE",
-            args: vec![
-                params.capacity.to_string().into_bytes(),
-                b"BUCKETSIZE".to_vec(),
-                params.bucket_size.to_string().into_bytes(),
-                b"MAXITERATIONS".to_vec(),
-                params.max_iterations.to_string().into_bytes(),
-                b"EXPANSION".to_vec(),
-                params.expansion.to_string().into_bytes(),
-            ],
-        });
+    /// The command created a filter; `creation` recreates it, empty, anywhere.
+    pub fn created(&mut self, creation: Creation) {
+        self.created = Some(creation);
     }
 
     /// The command's items are its arguments from `i` on.

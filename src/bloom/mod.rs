@@ -10,10 +10,11 @@ use crate::api::keys::{Key, KeyState};
 use crate::api::types::ModuleValue;
 use crate::config;
 use crate::errors;
-use crate::write::Write;
+use crate::write::{Creation, Write};
 use redbloom_core::bloom::chain::AddOutcome;
 use redbloom_core::bloom::dump::DumpError;
 use redbloom_core::bloom::link::LinkError;
+use redbloom_core::fmt::shortest;
 use redbloom_core::hash::HashPair;
 use redis_module::native_types::RedisType;
 use redis_module::RedisError;
@@ -132,8 +133,36 @@ impl NewFilter {
         )
         .map_err(create_error)?;
         let filter = key.set(F::data_type(), Box::new(filter))?;
-        write.created_bloom(self, &*filter);
+        write.created(self.creation(&*filter));
         Ok(filter)
+    }
+
+    /// The command that recreates `filter`, just created from these parameters, on a
+    /// replica or from the AOF: BF.RESERVE with every parameter explicit, or for a
+    /// non-scaling filter (whose stored expansion no RESERVE can state) BF.LOADCHUNK of
+    /// its header.
+    fn creation<F: BloomKind>(&self, filter: &F) -> Creation {
+        if self.scaling {
+            let mut args = vec![
+                shortest(self.error).into_bytes(),
+                self.capacity.to_string().into_bytes(),
+                b"EXPANSION".to_vec(),
+                self.growth.to_string().into_bytes(),
+            ];
+            // Explicit: the replica's `bf-blocked` must not decide the layout.
+            if self.blocked {
+                args.push(BLOCKED.as_bytes().to_vec());
+            }
+            Creation {
+                name: "RESERVE",
+                args,
+            }
+        } else {
+            Creation {
+                name: "LOADCHUNK",
+                args: vec![b"1".to_vec(), filter.dump_header()],
+            }
+        }
     }
 }
 

@@ -10,7 +10,7 @@ use crate::errors;
 use crate::options::{find_keyword, option_letter};
 use crate::stats::tracked;
 use crate::types::CUCKOO_TYPE;
-use crate::write::Write;
+use crate::write::{Creation, Write};
 use redbloom_core::cuckoo::dump::{self as cuckoo_dump, ScanDump, HEADER_LEN};
 use redbloom_core::cuckoo::{
     CuckooError, CuckooFilter, CuckooHash, CuckooParams, MAX_BUCKET_SIZE, MAX_EXPANSION,
@@ -38,8 +38,25 @@ fn create_in<'k>(
 ) -> Result<&'k mut CuckooFilter, RedisError> {
     let filter = CuckooFilter::new(params, write.max_bytes()).map_err(create_error)?;
     let filter = key.set(&CUCKOO_TYPE, Box::new(filter))?;
-    write.created_cuckoo(params);
+    write.created(creation(params));
     Ok(filter)
+}
+
+/// CF.RESERVE with every parameter explicit: what recreates a new filter made from
+/// `params` on a replica or from the AOF.
+fn creation(params: CuckooParams) -> Creation {
+    Creation {
+        name: "RESERVE",
+        args: vec![
+            params.capacity.to_string().into_bytes(),
+            b"BUCKETSIZE".to_vec(),
+            params.bucket_size.to_string().into_bytes(),
+            b"MAXITERATIONS".to_vec(),
+            params.max_iterations.to_string().into_bytes(),
+            b"EXPANSION".to_vec(),
+            params.expansion.to_string().into_bytes(),
+        ],
+    }
 }
 
 /// The filter in a key opened for writing, created with `capacity` when the key is empty
