@@ -87,6 +87,9 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
     Status::Ok
 }
 
+// The module's entry point, global allocator and data types. The macro's expansion (its
+// `unsafe` and `#[no_mangle]`) is the redis-module crate's code, to which `unsafe_code` does
+// not apply; what it runs here is `init` and `api::allocator`.
 redis_module::redis_module! {
     name: "bf",
     version: REDISBLOOM_COMPATIBLE_VERSION,

@@ -1,5 +1,6 @@
-//! Totals per filter type for the module's INFO section, kept current by the data-type
-//! callbacks (create, load, copy, free) and by every command that changes a filter.
+//! The module's INFO section: the totals of each filter type (`api::types::TypeStats`),
+//! kept current by the data-type callbacks (create, load, copy, free) and, through
+//! [`tracked`], by every command that changes a filter.
 
 use crate::api::types::{ModuleValue, TypeStats};
 
