@@ -25,7 +25,7 @@ use redis_module::{Context, RedisError, RedisResult, RedisValue};
 pub const BLOCKED: &str = "BLOCKED";
 
 /// Largest EXPANSION accepted (HEAD's range; 2.4.20 accepted anything and lost items).
-const MAX_EXPANSION: i64 = 32768;
+const MAX_EXPANSION: i64 = redbloom_core::limits::MAX_EXPANSION as i64;
 
 /// What BF.INFO shows of a filter.
 pub struct Summary {
@@ -121,9 +121,9 @@ impl BloomKind for Chain {
         Summary {
             capacity: self.capacity(),
             size: self.mem_usage(),
-            filters: self.links.len(),
-            items: self.items,
-            growth: self.is_scaling().then_some(self.growth),
+            filters: self.links().len(),
+            items: self.items(),
+            growth: self.is_scaling().then_some(self.growth()),
             blocked: self.is_blocked(),
         }
     }
@@ -131,18 +131,18 @@ impl BloomKind for Chain {
     fn debug_lines(&self) -> Vec<String> {
         let width = if self.force64() { 64 } else { 32 };
         let layout = if self.is_blocked() { " blocked" } else { "" };
-        self.links
+        self.links()
             .iter()
             .map(|link| {
                 format!(
                     "bytes:{} bits:{} hashes:{} hashwidth:{} capacity:{} size:{} ratio:{}{layout}",
                     link.bytes(),
-                    link.bits,
-                    link.hashes,
+                    link.bits(),
+                    link.hashes(),
                     width,
-                    link.entries,
-                    link.items,
-                    format_g(link.error)
+                    link.entries(),
+                    link.items(),
+                    format_g(link.error())
                 )
             })
             .collect()

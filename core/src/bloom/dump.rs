@@ -166,7 +166,10 @@ pub fn load_chunk(chain: &mut Chain, iter: i64, data: &[u8]) -> Result<(), DumpE
 }
 
 /// [`chunk`] over any sequence of arrays (the counting filter's counters use it too).
-pub fn chunk_of<'a>(arrays: impl Iterator<Item = &'a [u8]>, iter: i64) -> Option<(i64, &'a [u8])> {
+pub(crate) fn chunk_of<'a>(
+    arrays: impl Iterator<Item = &'a [u8]>,
+    iter: i64,
+) -> Option<(i64, &'a [u8])> {
     let mut offset = u64::try_from(iter).ok()?.checked_sub(1)?;
     for array in arrays {
         let size = array.len() as u64;
@@ -181,7 +184,7 @@ pub fn chunk_of<'a>(arrays: impl Iterator<Item = &'a [u8]>, iter: i64) -> Option
 }
 
 /// [`load_chunk`] over any sequence of arrays.
-pub fn load_chunk_into<'a>(
+pub(crate) fn load_chunk_into<'a>(
     arrays: impl Iterator<Item = &'a mut [u8]>,
     iter: i64,
     data: &[u8],

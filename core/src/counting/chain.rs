@@ -57,6 +57,30 @@ impl CountingChain {
         self.options & OPT_NO_SCALING == 0
     }
 
+    /// Adds minus successful deletes (CBF.CARD).
+    #[inline]
+    pub fn items(&self) -> u64 {
+        self.items
+    }
+
+    /// The links, oldest first; never empty.
+    #[inline]
+    pub fn links(&self) -> &[CountingLink] {
+        &self.links
+    }
+
+    /// [`SCALING_OPTIONS`] or [`NON_SCALING_OPTIONS`].
+    #[inline]
+    pub fn options(&self) -> u32 {
+        self.options
+    }
+
+    /// Capacity factor of each new link.
+    #[inline]
+    pub fn growth(&self) -> u32 {
+        self.growth
+    }
+
     /// The hash pair of an item (always the 64-bit pair).
     #[inline]
     pub fn hash(&self, item: &[u8]) -> HashPair {
@@ -159,7 +183,7 @@ impl CountingChain {
 
     /// Whether chain-level fields from outside are acceptable: one of the two option
     /// values commands create, a growth the commands could set.
-    pub fn options_are_valid(options: u32, growth: u32) -> bool {
+    pub(crate) fn options_are_valid(options: u32, growth: u32) -> bool {
         (options == SCALING_OPTIONS || options == NON_SCALING_OPTIONS) && growth <= MAX_GROWTH
     }
 

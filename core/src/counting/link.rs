@@ -48,6 +48,48 @@ impl CountingLink {
         self.counters.len() as u64
     }
 
+    /// Capacity in items.
+    #[inline]
+    pub fn entries(&self) -> u64 {
+        self.entries
+    }
+
+    /// Error rate of this link.
+    #[inline]
+    pub fn error(&self) -> f64 {
+        self.error
+    }
+
+    /// Counters per entry: −ln(error)/ln²2.
+    #[inline]
+    pub fn bpe(&self) -> f64 {
+        self.bpe
+    }
+
+    /// Number of hash functions (counters per item).
+    #[inline]
+    pub fn hashes(&self) -> u32 {
+        self.hashes
+    }
+
+    /// Number of counters, the Bloom link's bit count.
+    #[inline]
+    pub fn bits(&self) -> u64 {
+        self.bits
+    }
+
+    /// Adds into this link minus successful deletes from it.
+    #[inline]
+    pub fn items(&self) -> u64 {
+        self.items
+    }
+
+    /// The counter array, two 4-bit counters per byte (low nibble first).
+    #[inline]
+    pub fn counters(&self) -> &[u8] {
+        &self.counters
+    }
+
     /// The `i`-th counter position of an item (the Bloom link's bit position).
     #[inline]
     fn position(&self, pair: HashPair, i: u32) -> u64 {
@@ -120,7 +162,7 @@ impl CountingLink {
     /// link this code would make for (`entries`, `error`) with `options`, and its counter
     /// array is exactly `bytes` long — so no position can fall outside the counters and
     /// every add or check does a bounded amount of work.
-    pub fn fields_are_valid(
+    pub(crate) fn fields_are_valid(
         entries: u64,
         error: f64,
         bpe: f64,

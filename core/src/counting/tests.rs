@@ -27,13 +27,13 @@ fn same_sizing_and_positions_as_bloom() {
     ] {
         let bf = Chain::new(capacity, error, 2, scaling, u64::MAX).unwrap();
         let cbf = CountingChain::new(capacity, error, 2, scaling, u64::MAX).unwrap();
-        let (b, c) = (&bf.links[0], &cbf.links[0]);
+        let (b, c) = (&bf.links()[0], &cbf.links[0]);
         assert_eq!(
-            (b.entries, b.error, b.bpe, b.hashes, b.bits),
+            (b.entries(), b.error(), b.bpe(), b.hashes(), b.bits()),
             (c.entries, c.error, c.bpe, c.hashes, c.bits)
         );
         assert_eq!(c.bytes(), 4 * b.bytes());
-        assert_eq!(cbf.options, bf.options);
+        assert_eq!(cbf.options, bf.options());
         for item in [&b""[..], b"a", b"hello", b"user:12345"] {
             let p = pair(item);
             assert_eq!(
@@ -82,9 +82,9 @@ fn chain_grows_like_bloom() {
                 .collect()
         ),
         shapes(
-            bf.links
+            bf.links()
                 .iter()
-                .map(|l| (l.entries, l.error, l.bits, l.hashes))
+                .map(|l| (l.entries(), l.error(), l.bits(), l.hashes()))
                 .take(cbf.links.len())
                 .collect()
         )
@@ -228,7 +228,7 @@ fn mem_usage_is_four_times_the_bloom_arrays() {
     ] {
         let bf = Chain::new(capacity, error, 2, scaling, u64::MAX).unwrap();
         let cbf = CountingChain::new(capacity, error, 2, scaling, u64::MAX).unwrap();
-        assert_eq!(cbf.mem_usage(), bf.mem_usage() + 3 * bf.links[0].bytes());
+        assert_eq!(cbf.mem_usage(), bf.mem_usage() + 3 * bf.links()[0].bytes());
     }
 }
 

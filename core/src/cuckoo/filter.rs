@@ -156,6 +156,9 @@ impl fmt::Debug for SubFilter {
 /// `max_iterations = 20`, `expansion = 1` (RedisBloom 2.4.20's compile-time defaults; HEAD
 /// uses the current config defaults instead) and gives every sub-filter `num_buckets`
 /// buckets.
+///
+/// A plain value (a filter's stored counters and settings): public fields, checked as a
+/// whole when a filter is built from them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CuckooParts {
     pub num_buckets: u64,
@@ -259,7 +262,7 @@ impl CuckooFilter {
     /// layout a dump header describes), and every data length == bucket_size × buckets.
     /// num_items / num_deletes are taken as they are (RedisBloom does not check them).
     /// No memory ceiling applies: the buffers already exist.
-    pub fn from_parts(
+    pub(crate) fn from_parts(
         parts: CuckooParts,
         sub_filters: Vec<(u64, Vec<u8>)>,
     ) -> Result<Self, CuckooError> {

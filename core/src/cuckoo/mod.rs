@@ -106,7 +106,8 @@ impl fmt::Display for CuckooError {
 
 impl std::error::Error for CuckooError {}
 
-/// The hash of one item, computed once per command (COMPAT §8.2).
+/// The hash of one item, computed once per command (COMPAT §8.2). A plain value: public
+/// fields, any values are safe (every use reduces them modulo the bucket count).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CuckooHash {
     /// Fingerprint, 1..=255.

@@ -75,7 +75,9 @@ pub fn sub_filter_buckets(base: u64, expansion: u16, n: usize) -> Option<u64> {
     Some(base * growth)
 }
 
-/// Creation parameters as given to CF.RESERVE (before rounding).
+/// Creation parameters as given to CF.RESERVE (before rounding). A plain value: public
+/// fields, so a caller fills in the options it was given over [`Default`];
+/// [`super::CuckooFilter::new`] checks them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CuckooParams {
     /// Requested capacity (≥ 2 × bucket_size).

@@ -68,7 +68,7 @@ impl WindowFilter {
 
     /// Assembles a filter from stored fields; `None` unless [`Self::is_valid`] holds.
     #[allow(clippy::too_many_arguments)]
-    pub fn from_parts(
+    pub(crate) fn from_parts(
         capacity: u64,
         error: f64,
         window: u64,
@@ -96,6 +96,60 @@ impl WindowFilter {
 
     pub fn is_timed(&self) -> bool {
         self.window != 0
+    }
+
+    /// Items per window, as reserved.
+    #[inline]
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// The error rate reserved.
+    #[inline]
+    pub fn error(&self) -> f64 {
+        self.error
+    }
+
+    /// Window length in milliseconds; 0 for a counted window.
+    #[inline]
+    pub fn window(&self) -> u64 {
+        self.window
+    }
+
+    /// Start of generation 0 (milliseconds; 0 for a counted window).
+    #[inline]
+    pub fn base(&self) -> u64 {
+        self.base
+    }
+
+    /// Number of the newest generation.
+    #[inline]
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// The sizing: slices, generation size, bits per slice.
+    #[inline]
+    pub fn shape(&self) -> WindowShape {
+        self.shape
+    }
+
+    /// Ring index of the newest slice.
+    #[inline]
+    pub fn newest(&self) -> u32 {
+        self.newest
+    }
+
+    /// Adds made while each slice (by ring index) was the newest.
+    #[inline]
+    pub fn counts(&self) -> &[u64] {
+        &self.counts
+    }
+
+    /// The slices' bits, slice `i` at bytes `i·m/8 ..`.
+    #[inline]
+    pub fn bits(&self) -> &[u8] {
+        &self.bits
     }
 
     fn slices(&self) -> u32 {

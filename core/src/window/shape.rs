@@ -4,7 +4,9 @@
 use super::{MAX_K, WBF_OVERHEAD, WBF_SLICE_OVERHEAD};
 use crate::bloom::link::LinkError;
 
-/// The size of a window filter, computed before anything is allocated.
+/// The size of a window filter, computed before anything is allocated. A plain value
+/// (fields of the dump header): public fields; a filter is only built from the shape
+/// [`WindowShape::new`] computes for its capacity and error.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WindowShape {
     /// Slices an item is added to, and the run of slices a hit needs.
