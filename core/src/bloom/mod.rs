@@ -20,6 +20,7 @@ pub mod chain;
 pub mod dump;
 pub mod link;
 pub mod rdb;
+pub mod shape;
 
 pub use chain::{AddOutcome, Chain};
 pub use dump::DumpError;

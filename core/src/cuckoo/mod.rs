@@ -40,6 +40,7 @@ pub mod filter;
 mod insert;
 pub mod rdb;
 pub mod sizing;
+pub mod sub_filter;
 #[cfg(test)]
 mod tests;
 
@@ -47,12 +48,13 @@ use std::fmt;
 
 use crate::hash::murmur64a;
 
-pub use filter::{CuckooFilter, CuckooParts, SubFilter};
+pub use filter::{CuckooFilter, CuckooParts};
 pub use sizing::{
     base_buckets, next_pow2, round_expansion, sub_filter_buckets, CuckooParams,
     DEFAULT_BUCKET_SIZE, DEFAULT_CAPACITY, DEFAULT_EXPANSION, DEFAULT_MAX_EXPANSIONS,
     DEFAULT_MAX_ITERATIONS, MAX_BUCKETS, MAX_BUCKET_SIZE, MAX_EXPANSION, MAX_SUB_FILTERS,
 };
+pub use sub_filter::SubFilter;
 
 /// Multiplier RedisBloom uses to derive the alternate bucket from a fingerprint.
 pub const ALT_HASH_MULTIPLIER: u64 = 0x5bd1e995;

@@ -1,7 +1,7 @@
 //! Unit and property tests of the Cuckoo filter (sizing, placement, kick-out, deletion,
 //! compaction, loading).
 
-use super::filter::zero_count;
+use super::sub_filter::zero_count;
 use super::*;
 use proptest::prelude::*;
 
