@@ -182,7 +182,7 @@ impl CountingLink {
             })
     }
 
-    /// [`Self::fields_are_valid`] for a link already assembled.
+    /// `fields_are_valid` for a link already assembled.
     pub fn is_valid(&self, options: u32) -> bool {
         Self::fields_are_valid(
             self.entries,

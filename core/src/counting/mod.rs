@@ -1,11 +1,11 @@
 //! The counting Bloom filter (CBF.*): a scalable Bloom chain whose bits are 4-bit saturating
 //! counters, so items can be deleted and their multiplicity estimated.
 //!
-//! A counting link is sized exactly like a Bloom link ([`LinkShape::new`]: same bits, hashes,
+//! A counting link is sized exactly like a Bloom link ([`LinkShape::new`](crate::bloom::LinkShape::new): same bits, hashes,
 //! bits per entry) and addresses its counters with the same positions `(a + i·b) mod M`
 //! (M = the counter count; counting links are always NOROUND-sized, so n2 is 0). Each bit
 //! becomes a 4-bit counter: two per byte, counter `p` in byte `p / 2`, the low nibble when
-//! `p` is even. The chain grows like [`super::chain::Chain`]: a scaling filter's first link
+//! `p` is even. The chain grows like [`Chain`](crate::bloom::Chain): a scaling filter's first link
 //! gets half the requested error, each new link `growth` times the capacity and half the
 //! error of the newest one.
 //!

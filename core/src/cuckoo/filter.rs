@@ -13,7 +13,7 @@ use crate::memory::{copy_changed_pages, sparse_copy, zeroed_bytes};
 
 /// The stored fields of a filter (RDB §4.3 / header §7.3), used to rebuild one.
 ///
-/// Fields are u64 as they come from RDB `Unsigned` values; [`CuckooFilter::from_parts`]
+/// Fields are u64 as they come from RDB `Unsigned` values; `CuckooFilter::from_parts`
 /// range-checks them instead of truncating like RedisBloom does.
 ///
 /// RDB encver < 4 stores only numFilters, numBuckets and numItems (then one data buffer per

@@ -96,7 +96,7 @@ impl WindowShape {
         (self.slice_bits / 8).checked_mul(u64::from(self.slices()))
     }
 
-    /// What [`WindowFilter::mem_usage`] reports for a filter of this shape.
+    /// What [`WindowFilter::mem_usage`](super::WindowFilter::mem_usage) reports for a filter of this shape.
     pub fn mem_usage(&self) -> Option<u64> {
         self.data_bytes()?
             .checked_add(WBF_OVERHEAD + WBF_SLICE_OVERHEAD * u64::from(self.slices()))
