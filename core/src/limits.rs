@@ -7,7 +7,9 @@
 /// Largest expansion (growth factor) a filter accepts: BF.RESERVE/BF.INSERT and CBF.*
 /// EXPANSION, CF.RESERVE EXPANSION (before rounding up to a power of two) and the
 /// `bf-expansion-factor` / `cf-expansion-factor` configs, all `0..=32768`. A Cuckoo filter
-/// stores its rounded expansion in a u16, where 65536 would not fit.
+/// stores its rounded expansion in a u16, where 65536 would not fit. The module's error
+/// replies for this range spell the number out (its `errors.rs`); keeping them equal to
+/// this value is the module's to check.
 pub const MAX_EXPANSION: u16 = 32768;
 
 /// Default per-filter memory ceiling (bytes, as MEMORY USAGE counts a filter) when the
