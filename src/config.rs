@@ -1,6 +1,7 @@
 //! Module settings: defaults for auto-created filters and the per-filter memory ceiling.
 //! Set from load-time arguments; read on every command that may create or grow a filter.
 
+use redbloom_core::{cuckoo, limits};
 use redis_module::configuration::{
     register_i64_configuration, register_string_configuration, ConfigurationContext,
     ConfigurationFlags, ConfigurationValue,
@@ -31,21 +32,21 @@ impl Setting {
 }
 
 /// BF defaults (COMPAT §1): error rate 0.01, capacity 100, expansion 2.
-pub static BF_ERROR_RATE: Setting = Setting::new(0x3F84_7AE1_47AE_147B); // 0.01
-pub static BF_INITIAL_SIZE: Setting = Setting::new(100);
-pub static BF_EXPANSION: Setting = Setting::new(2);
+pub static BF_ERROR_RATE: Setting = Setting::new(limits::BF_DEFAULT_ERROR_RATE_BITS);
+pub static BF_INITIAL_SIZE: Setting = Setting::new(limits::BF_DEFAULT_CAPACITY);
+pub static BF_EXPANSION: Setting = Setting::new(limits::BF_DEFAULT_EXPANSION as u64);
 /// 1: filters created implicitly (BF.ADD, BF.MADD, BF.INSERT without BLOCKED) get the
 /// cache-local layout; redbloom's own, default 0 (RedisBloom's layout).
 pub static BF_BLOCKED: Setting = Setting::new(0);
 /// CF defaults (COMPAT §2): capacity 1024, bucket size 2, max iterations 20, expansion 1.
-pub static CF_INITIAL_SIZE: Setting = Setting::new(1024);
-pub static CF_BUCKET_SIZE: Setting = Setting::new(2);
-pub static CF_MAX_ITERATIONS: Setting = Setting::new(20);
-pub static CF_EXPANSION: Setting = Setting::new(1);
+pub static CF_INITIAL_SIZE: Setting = Setting::new(limits::CF_DEFAULT_CAPACITY);
+pub static CF_BUCKET_SIZE: Setting = Setting::new(limits::CF_DEFAULT_BUCKET_SIZE as u64);
+pub static CF_MAX_ITERATIONS: Setting = Setting::new(limits::CF_DEFAULT_MAX_ITERATIONS as u64);
+pub static CF_EXPANSION: Setting = Setting::new(limits::CF_DEFAULT_EXPANSION as u64);
 /// CF's limit on sub-filters before `Maximum expansions reached`.
-pub static CF_MAX_EXPANSIONS: Setting = Setting::new(32);
+pub static CF_MAX_EXPANSIONS: Setting = Setting::new(limits::CF_DEFAULT_MAX_EXPANSIONS as u64);
 /// Largest memory one filter may use (as MEMORY USAGE counts it, without the key).
-pub static MAX_FILTER_BYTES: Setting = Setting::new(redbloom_core::DEFAULT_MAX_FILTER_BYTES);
+pub static MAX_FILTER_BYTES: Setting = Setting::new(limits::DEFAULT_MAX_FILTER_BYTES);
 
 /// Parameters of a Cuckoo filter created without explicit options.
 pub fn cf_defaults() -> redbloom_core::cuckoo::CuckooParams {
@@ -95,14 +96,20 @@ impl ConfigurationValue<RedisString> for ErrorRateConfig {
 /// Numeric module configs: (name, setting, min, max). Redis 7.x shows them prefixed with
 /// the module name (`bf.bf-initial-size`). Ranges are RedisBloom HEAD's.
 fn numeric_configs() -> [(&'static str, &'static Setting, i64, i64); 9] {
+    const MAX_EXPANSION: i64 = limits::MAX_EXPANSION as i64;
     [
         ("bf-initial-size", &BF_INITIAL_SIZE, 1, 1 << 30),
-        ("bf-expansion-factor", &BF_EXPANSION, 0, 32768),
+        ("bf-expansion-factor", &BF_EXPANSION, 0, MAX_EXPANSION),
         ("bf-blocked", &BF_BLOCKED, 0, 1),
-        ("cf-bucket-size", &CF_BUCKET_SIZE, 1, 255),
+        (
+            "cf-bucket-size",
+            &CF_BUCKET_SIZE,
+            1,
+            i64::from(cuckoo::MAX_BUCKET_SIZE),
+        ),
         ("cf-initial-size", &CF_INITIAL_SIZE, 4, 1 << 30),
         ("cf-max-iterations", &CF_MAX_ITERATIONS, 1, 65535),
-        ("cf-expansion-factor", &CF_EXPANSION, 0, 32768),
+        ("cf-expansion-factor", &CF_EXPANSION, 0, MAX_EXPANSION),
         ("cf-max-expansions", &CF_MAX_EXPANSIONS, 1, 65536),
         ("max-filter-bytes", &MAX_FILTER_BYTES, 1 << 20, i64::MAX),
     ]

@@ -72,3 +72,31 @@ pub const INVALID_POSITION: &str = "Invalid position";
 pub const INVALID_HEADER: &str = "Invalid header";
 pub const COULD_NOT_CREATE_FILTER_FROM_HEADER: &str = "Couldn't create filter!";
 pub const COULD_NOT_LOAD_CHUNK: &str = "Couldn't load chunk!";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use redbloom_core::{cuckoo, limits};
+
+    /// The strings are literal (as clients match them); the limits they state are the
+    /// core's, so the two cannot drift apart.
+    #[test]
+    fn range_errors_state_the_core_limits() {
+        let max = limits::MAX_EXPANSION;
+        assert_eq!(
+            EXPANSION_RANGE,
+            format!("ERR expansion must be in the range [0, {max}]")
+        );
+        assert_eq!(
+            CF_EXPANSION_RANGE,
+            format!("EXPANSION: value must be an integer between 0 and {max}, inclusive.")
+        );
+        assert_eq!(
+            BUCKETSIZE_RANGE,
+            format!(
+                "BUCKETSIZE: value must be an integer between 1 and {}, inclusive.",
+                cuckoo::MAX_BUCKET_SIZE
+            )
+        );
+    }
+}

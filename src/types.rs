@@ -54,8 +54,8 @@ impl ModuleValue for Chain {
     fn snapshot(&self) -> Snapshot {
         Snapshot {
             bytes: Chain::mem_usage(self) as i64,
-            items: self.items as i64,
-            sub_filters: self.links.len() as i64,
+            items: self.items() as i64,
+            sub_filters: self.links().len() as i64,
         }
     }
 
@@ -142,8 +142,8 @@ impl ModuleValue for CountingChain {
     fn snapshot(&self) -> Snapshot {
         Snapshot {
             bytes: CountingChain::mem_usage(self) as i64,
-            items: self.items as i64,
-            sub_filters: self.links.len() as i64,
+            items: self.items() as i64,
+            sub_filters: self.links().len() as i64,
         }
     }
 
@@ -191,7 +191,7 @@ impl ModuleValue for WindowFilter {
         Snapshot {
             bytes: WindowFilter::mem_usage(self) as i64,
             items: self.stored_items() as i64,
-            sub_filters: i64::from(self.shape.slices()),
+            sub_filters: i64::from(self.shape().slices()),
         }
     }
 

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 const GROUPS: &[&str] = &["bloom", "cuckoo", "mixed"];
 
 fn fixture_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/redisbloom-2.4.20")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("core/tests/fixtures/redisbloom-2.4.20")
 }
 
 fn json(name: &str) -> Value {

@@ -167,7 +167,7 @@ fn chain_and_batches(c: &mut Criterion) {
         let pair = chain.hash(&item("fill", i));
         chain.add(pair, u64::MAX);
     }
-    assert_eq!(chain.links.len(), 14);
+    assert_eq!(chain.links().len(), 14);
     let present: Vec<HashPair> = (0..BATCH)
         .map(|i| chain.hash(&item("fill", i * 97)))
         .collect();

@@ -19,7 +19,8 @@ pub fn murmur2_32(bytes: &[u8], seed: u32) -> u32 {
 }
 
 /// The pair (a, b) from which a Bloom filter derives every bit position of an item:
-/// position i is `(a + i·b) mod M`. Computed once per item per command.
+/// position i is `(a + i·b) mod M`. Computed once per item per command. A plain value:
+/// public fields, any values are safe (every position is reduced modulo the bit count).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HashPair {
     pub a: u64,

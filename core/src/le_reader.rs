@@ -1,5 +1,5 @@
-//! Reading the fixed-width little-endian fields of redbloom's own dump headers (the
-//! counting and sliding-window filters share the layout style).
+//! Reading the fixed-width little-endian fields of the dump headers (RedisBloom's Bloom
+//! header and redbloom's counting and sliding-window headers share the layout style).
 
 /// Little-endian field reader over a slice whose length was checked beforehand.
 pub(crate) struct Reader<'a>(pub(crate) &'a [u8]);
@@ -18,5 +18,8 @@ impl Reader<'_> {
     }
     pub(crate) fn f64(&mut self) -> f64 {
         f64::from_le_bytes(self.take())
+    }
+    pub(crate) fn u8(&mut self) -> u8 {
+        self.take::<1>()[0]
     }
 }

@@ -1,8 +1,65 @@
-//! redbloom-core: every algorithm and byte layout of redbloom's filters, with no knowledge of Redis.
+//! redbloom-core: the filters of redbloom (a Redis module, drop-in for RedisBloom) — scalable Bloom, Cuckoo,
+//! counting Bloom and sliding-window Bloom filters — in pure Rust, with no knowledge of
+//! Redis and no `unsafe`.
 //!
-//! Everything here is byte-exact with RedisBloom 2.4.20 — hashing, sizing, bit positions,
-//! Cuckoo slot placement, SCANDUMP/LOADCHUNK and RDB layouts — and is pinned by unit tests
-//! against RedisBloom's own vectors and files (tests/fixtures/redisbloom-2.4.20).
+//! # Byte compatibility
+//!
+//! The Bloom and Cuckoo filters are byte-exact with RedisBloom 2.4.20: hashing
+//! (MurmurHash2/64A), sizing, bit positions, Cuckoo slot placement, the
+//! `BF.SCANDUMP`/`CF.SCANDUMP` chunks and the RDB field layouts. A dump taken from a
+//! RedisBloom or redbloom server therefore loads here into the same filter, which answers
+//! every membership query as the server would, and dumps back to the same bytes. Unit
+//! tests pin this against RedisBloom's own vectors and files
+//! (`tests/fixtures/redisbloom-2.4.20` of this crate). The counting and window filters are
+//! redbloom's own; their layouts are documented in [`counting::dump`] and [`window::dump`].
+//!
+//! # Layout
+//!
+//! One module per filter family — [`bloom`], [`cuckoo`], [`counting`], [`window`] — each
+//! with its filter type, its SCANDUMP codec (`dump`) and its RDB layout (`rdb`, over the
+//! shared field stream of [`rdb`]). [`hash`] holds the hash functions, [`limits`] every
+//! default and limit, [`memory`] the fallible buffers every array is allocated with, and
+//! [`fmt`] the number formatting the replies need.
+//!
+//! # Loading a SCANDUMP into a local filter
+//!
+//! A Rust service can copy a Bloom filter out of Redis with `BF.SCANDUMP key 0`,
+//! `BF.SCANDUMP key <iter>`, … (the first reply's data is the header, each later one a
+//! chunk of bits, until the iterator is 0) and then answer membership locally:
+//!
+//! ```
+//! use redbloom_core::bloom::{dump, Chain};
+//! use redbloom_core::limits::DEFAULT_MAX_FILTER_BYTES;
+//!
+//! // What the server returns for BF.SCANDUMP: (next iterator, data) pairs, header first.
+//! // (Here a filter made by this crate stands in for the server's.)
+//! let mut server_side = Chain::new(1000, 0.01, 2, true, u64::MAX).unwrap();
+//! for word in ["apple", "banana", "cherry"] {
+//!     server_side.add(server_side.hash(word.as_bytes()), u64::MAX);
+//! }
+//! let mut replies: Vec<(i64, Vec<u8>)> = vec![(1, dump::header(&server_side))];
+//! let mut iter = 1;
+//! while let Some((next, data)) = dump::chunk(&server_side, iter) {
+//!     replies.push((next, data.to_vec()));
+//!     iter = next;
+//! }
+//! replies.push((0, Vec::new())); // the end of the scan
+//!
+//! // The service: the header makes an empty filter, each chunk (BF.LOADCHUNK's arguments)
+//! // fills in its bits. A hostile or corrupt dump is an error, never a panic.
+//! let (_, header) = &replies[0];
+//! let mut local = dump::chain_from_header(header, DEFAULT_MAX_FILTER_BYTES).unwrap();
+//! for (iter, data) in &replies[1..] {
+//!     if *iter == 0 {
+//!         break;
+//!     }
+//!     dump::load_chunk(&mut local, *iter, data).unwrap();
+//! }
+//!
+//! assert_eq!(local, server_side);
+//! assert!(local.contains(local.hash(b"banana")));
+//! assert!(!local.contains(local.hash(b"durian")));
+//! ```
 
 #![forbid(unsafe_code)]
 
@@ -12,105 +69,12 @@ pub mod cuckoo;
 pub mod fmt;
 pub mod hash;
 mod le_reader;
+pub mod limits;
+pub mod memory;
 pub mod rdb;
 #[cfg(test)]
 mod testing;
 pub mod window;
 
-/// Default per-filter memory ceiling (bytes of filter data) when the caller sets none.
-pub const DEFAULT_MAX_FILTER_BYTES: u64 = 4 << 30;
-
-/// The allocator refused a buffer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OutOfMemory;
-
-/// A zeroed byte buffer of `len` bytes, or an error instead of aborting when the
-/// allocator refuses (sizes here come from clients, dumps and RDB files).
-///
-/// Allocated zeroed (calloc through the global allocator, which in the server is Redis'
-/// allocator) rather than written with zeros: a large block then comes as fresh pages
-/// the kernel zeroes on first write, so reserving 1 GiB costs microseconds and no RSS
-/// instead of touching every page on the main thread.
-pub fn zeroed_bytes(len: u64) -> Result<Vec<u8>, OutOfMemory> {
-    let len = usize::try_from(len).map_err(|_| OutOfMemory)?;
-    bytemuck::allocation::try_zeroed_vec(len).map_err(|()| OutOfMemory)
-}
-
-/// Granule of [`sparse_copy`]: a memory page.
-const COPY_GRANULE: usize = 4096;
-static ZERO_PAGE: [u8; COPY_GRANULE] = [0; COPY_GRANULE];
-
-/// A copy of `src` into a fresh zeroed buffer that writes only the pages holding a
-/// non-zero byte, so a copied or loaded filter that is mostly empty stays mostly
-/// non-resident (COPY, RDB load).
-pub fn sparse_copy(src: &[u8]) -> Result<Vec<u8>, OutOfMemory> {
-    let mut out = zeroed_bytes(src.len() as u64)?;
-    for (to, from) in out.chunks_mut(COPY_GRANULE).zip(src.chunks(COPY_GRANULE)) {
-        // Slice equality of bytes is a memcmp, fast in unoptimised builds too.
-        if from != &ZERO_PAGE[..from.len()] {
-            to.copy_from_slice(from);
-        }
-    }
-    Ok(out)
-}
-
-/// `dst.copy_from_slice(src)`, writing only the pages that differ: loading a dump chunk
-/// of a mostly empty filter into its zeroed arrays (LOADCHUNK) then leaves the untouched
-/// pages non-resident. The result is the same as a plain copy.
-pub fn copy_changed_pages(dst: &mut [u8], src: &[u8]) {
-    assert_eq!(
-        dst.len(),
-        src.len(),
-        "copy_changed_pages of unequal lengths"
-    );
-    for (to, from) in dst.chunks_mut(COPY_GRANULE).zip(src.chunks(COPY_GRANULE)) {
-        // Reading an untouched page maps the kernel's shared zero page: no RSS.
-        if *to != *from {
-            to.copy_from_slice(from);
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn zeroed_bytes_are_zero_and_sized() {
-        for len in [0u64, 1, 4095, 4096, 4097, 3 << 20] {
-            let buf = zeroed_bytes(len).unwrap();
-            assert_eq!(buf.len() as u64, len);
-            assert!(buf.iter().all(|&b| b == 0));
-        }
-    }
-
-    #[test]
-    fn an_impossible_size_is_an_error_not_an_abort() {
-        assert_eq!(zeroed_bytes(u64::MAX), Err(OutOfMemory));
-        assert_eq!(zeroed_bytes(1 << 62), Err(OutOfMemory));
-    }
-
-    #[test]
-    fn sparse_copy_equals_its_source() {
-        let mut src = vec![0u8; 5 * COPY_GRANULE + 123];
-        src[0] = 1;
-        src[2 * COPY_GRANULE + 7] = 0x80;
-        src[5 * COPY_GRANULE + 122] = 0xff;
-        assert_eq!(sparse_copy(&src).unwrap(), src);
-        assert_eq!(sparse_copy(&[]).unwrap(), Vec::<u8>::new());
-        assert_eq!(sparse_copy(&[0, 0, 9]).unwrap(), vec![0, 0, 9]);
-    }
-
-    #[test]
-    fn copy_changed_pages_is_a_copy() {
-        let mut src = vec![0u8; 3 * COPY_GRANULE + 5];
-        src[COPY_GRANULE + 1] = 7;
-        src[3 * COPY_GRANULE + 4] = 1;
-        // The destination holds bits the source does not: they are cleared, too.
-        let mut dst = vec![0u8; src.len()];
-        dst[0] = 0xff;
-        dst[3 * COPY_GRANULE] = 2;
-        copy_changed_pages(&mut dst, &src);
-        assert_eq!(dst, src);
-    }
-}
+pub use limits::DEFAULT_MAX_FILTER_BYTES;
+pub use memory::{copy_changed_pages, sparse_copy, zeroed_bytes, OutOfMemory};

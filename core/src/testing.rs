@@ -215,3 +215,28 @@ pub fn apply_field_edits(fields: &Fields, edits: &[FieldEdit]) -> Fields {
         read_at: 0,
     }
 }
+
+/// Fields from a list of `(kind, n, bytes)`: an unrelated stream.
+pub fn random_fields(raw: Vec<(u8, u64, Vec<u8>)>, unsigned_below: u64) -> Fields {
+    Fields {
+        fields: raw
+            .into_iter()
+            .map(|(kind, n, bytes)| match kind {
+                0 => Field::Unsigned(n % unsigned_below),
+                1 => Field::Double(f64::from_bits(n)),
+                _ => Field::Buffer(bytes),
+            })
+            .collect(),
+        read_at: 0,
+    }
+}
+
+pub fn random_streams() -> impl Strategy<Value = Option<Vec<(u8, u64, Vec<u8>)>>> {
+    prop_oneof![
+        6 => Just(None),
+        1 => proptest::option::of(proptest::collection::vec(
+            (0u8..3, any::<u64>(), proptest::collection::vec(any::<u8>(), 0..40)),
+            0..40,
+        )),
+    ]
+}

@@ -501,8 +501,8 @@ pub fn wbf_round_trip(filter: &WindowFilter) {
 /// item within a window of its add (measured in the latest time a write saw); reads never
 /// change the filter.
 pub fn exercise_window(mut filter: WindowFilter, input: &mut Input) {
-    let fresh = filter.counts.iter().all(|&c| c == 0);
-    let mut now = filter.base;
+    let fresh = filter.counts().iter().all(|&c| c == 0);
+    let mut now = filter.base();
     let mut written = now;
     let mut adds: Vec<(Vec<u8>, u64)> = Vec::new();
     for _ in 0..MAX_OPS {
@@ -537,7 +537,7 @@ pub fn exercise_window(mut filter: WindowFilter, input: &mut Input) {
             _ => wbf_round_trip(&filter),
         }
     }
-    let keep = (u64::from(filter.shape.l) * filter.shape.generation_size) as usize;
+    let keep = (u64::from(filter.shape().l) * filter.shape().generation_size) as usize;
     if !filter.is_timed() {
         for (item, _) in adds.iter().rev().take(keep) {
             assert!(
@@ -545,9 +545,9 @@ pub fn exercise_window(mut filter: WindowFilter, input: &mut Input) {
                 "false negative {item:?}"
             );
         }
-    } else if fresh && adds.len() as u64 <= filter.capacity {
+    } else if fresh && adds.len() as u64 <= filter.capacity() {
         for (item, at) in &adds {
-            if written < at.saturating_add(filter.window) {
+            if written < at.saturating_add(filter.window()) {
                 assert!(
                     filter.contains(HashPair::wide(item), written),
                     "false negative {item:?}"

@@ -243,7 +243,7 @@ pub fn ops(data: &[u8]) {
                 cuckoo = rdb::load_cuckoo(&mut fields, rdb::CUCKOO_ENCODING).expect("CF RDB");
             }
         }
-        assert_eq!(chain.items, bf_added);
+        assert_eq!(chain.items(), bf_added);
         assert_eq!(cuckoo.num_items(), cf_items.len() as u64);
     }
     for item in &bf_items {

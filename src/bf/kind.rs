@@ -48,9 +48,9 @@ impl BloomKind for Chain {
         Summary {
             capacity: self.capacity(),
             size: self.mem_usage(),
-            filters: self.links.len(),
-            items: self.items,
-            growth: self.is_scaling().then_some(self.growth),
+            filters: self.links().len(),
+            items: self.items(),
+            growth: self.is_scaling().then_some(self.growth()),
             blocked: self.is_blocked(),
         }
     }
@@ -58,18 +58,18 @@ impl BloomKind for Chain {
     fn debug_lines(&self) -> Vec<String> {
         let width = if self.force64() { 64 } else { 32 };
         let layout = if self.is_blocked() { " blocked" } else { "" };
-        self.links
+        self.links()
             .iter()
             .map(|link| {
                 format!(
                     "bytes:{} bits:{} hashes:{} hashwidth:{} capacity:{} size:{} ratio:{}{layout}",
                     link.bytes(),
-                    link.bits,
-                    link.hashes,
+                    link.bits(),
+                    link.hashes(),
                     width,
-                    link.entries,
-                    link.items,
-                    format_g(link.error)
+                    link.entries(),
+                    link.items(),
+                    format_g(link.error())
                 )
             })
             .collect()

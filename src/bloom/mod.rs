@@ -23,7 +23,7 @@ use redis_module::RedisError;
 pub const BLOCKED: &str = "BLOCKED";
 
 /// Largest EXPANSION accepted (HEAD's range; 2.4.20 accepted anything and lost items).
-const MAX_EXPANSION: i64 = 32768;
+const MAX_EXPANSION: i64 = redbloom_core::limits::MAX_EXPANSION as i64;
 
 /// What BF.INFO shows of a filter.
 pub struct Summary {

@@ -43,25 +43,25 @@ impl BloomKind for CountingChain {
         Summary {
             capacity: self.capacity(),
             size: self.mem_usage(),
-            filters: self.links.len(),
-            items: self.items,
-            growth: self.is_scaling().then_some(self.growth),
+            filters: self.links().len(),
+            items: self.items(),
+            growth: self.is_scaling().then_some(self.growth()),
             blocked: false,
         }
     }
     /// As BF.DEBUG's, with `counters:` for `bits:` (bytes are the counter array's).
     fn debug_lines(&self) -> Vec<String> {
-        self.links
+        self.links()
             .iter()
             .map(|link| {
                 format!(
                     "bytes:{} counters:{} hashes:{} hashwidth:64 capacity:{} size:{} ratio:{}",
                     link.bytes(),
-                    link.bits,
-                    link.hashes,
-                    link.entries,
-                    link.items,
-                    format_g(link.error)
+                    link.bits(),
+                    link.hashes(),
+                    link.entries(),
+                    link.items(),
+                    format_g(link.error())
                 )
             })
             .collect()

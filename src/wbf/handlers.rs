@@ -175,7 +175,7 @@ fn add_at(
             if filter.due_shifts(now) == 0 {
                 (now, true)
             } else if is_trusted(ctx) {
-                let start = filter.generation_start(filter.generation);
+                let start = filter.generation_start(filter.generation());
                 (u64::try_from(start).unwrap_or(u64::MAX), true)
             } else {
                 (now, false)
@@ -309,18 +309,18 @@ pub fn info(ctx: &Context, args: &Args) -> RedisResult {
     }
     let key = Key::open(ctx, args, 1, false);
     let filter = existing::<WindowFilter>(&key, &WINDOW_TYPE)?;
-    let window = match filter.window {
+    let window = match filter.window() {
         0 => FieldValue::Null,
         ms => FieldValue::Integer(ms as i64),
     };
     let fields = [
-        ("Capacity", FieldValue::Integer(filter.capacity as i64)),
+        ("Capacity", FieldValue::Integer(filter.capacity() as i64)),
         ("Window", window),
-        ("Error rate", FieldValue::Double(filter.error)),
+        ("Error rate", FieldValue::Double(filter.error())),
         ("Size", FieldValue::Integer(filter.mem_usage() as i64)),
         (
             "Generations",
-            FieldValue::Integer(i64::from(filter.shape.l)),
+            FieldValue::Integer(i64::from(filter.shape().l)),
         ),
         (
             "Number of items in the window",

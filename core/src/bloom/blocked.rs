@@ -110,7 +110,7 @@ pub fn bits_per_item(error: f64) -> (f64, u32) {
 
 /// Whether blocked link metadata from outside (a dump header, an RDB file) is safe to use:
 /// whole blocks, the array exactly that long, a bounded hash count.
-pub fn fields_are_consistent(
+pub(crate) fn fields_are_consistent(
     error: f64,
     bpe: f64,
     hashes: u32,
@@ -132,7 +132,7 @@ pub fn fields_are_consistent(
 /// An item's place in a blocked link: the first bit of its block and the pair its bits in
 /// the block come from.
 #[derive(Clone, Copy, Debug)]
-pub struct BlockedItem {
+pub(crate) struct BlockedItem {
     pub base: u64,
     h1: u64,
     h2: u64,

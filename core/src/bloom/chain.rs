@@ -31,12 +31,12 @@ pub enum AddOutcome {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Chain {
     /// Items added to the whole chain.
-    pub items: u64,
+    pub(super) items: u64,
     /// Oldest first; never empty.
-    pub links: Vec<Link>,
-    pub options: u32,
+    pub(super) links: Vec<Link>,
+    pub(super) options: u32,
     /// Capacity factor of each new link.
-    pub growth: u32,
+    pub(super) growth: u32,
     /// `mem_usage`, kept as links are added: every write command reads it twice (INFO
     /// totals), and summing the links each time cost ~5 % of a BF.ADD.
     mem: u64,
@@ -83,7 +83,7 @@ impl Chain {
     }
 
     /// A chain of these links (from a dump header or an RDB file).
-    pub fn from_parts(items: u64, links: Vec<Link>, options: u32, growth: u32) -> Chain {
+    pub(crate) fn from_parts(items: u64, links: Vec<Link>, options: u32, growth: u32) -> Chain {
         let mem = links.iter().fold(CHAIN_OVERHEAD, |sum, link| {
             sum.saturating_add(LINK_OVERHEAD + link.bytes())
         });
@@ -94,6 +94,30 @@ impl Chain {
             growth,
             mem,
         }
+    }
+
+    /// Items added to the whole chain (BF.CARD).
+    #[inline]
+    pub fn items(&self) -> u64 {
+        self.items
+    }
+
+    /// The links, oldest first; never empty.
+    #[inline]
+    pub fn links(&self) -> &[Link] {
+        &self.links
+    }
+
+    /// The option bits (`OPT_*` of [`super::link`]) stored in dumps and RDB files.
+    #[inline]
+    pub fn options(&self) -> u32 {
+        self.options
+    }
+
+    /// Capacity factor of each new link (BF.INFO "Expansion rate").
+    #[inline]
+    pub fn growth(&self) -> u32 {
+        self.growth
     }
 
     /// Whether every link has the cache-local layout.

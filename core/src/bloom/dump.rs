@@ -6,6 +6,7 @@ use crate::bloom::chain::{Chain, CHAIN_OVERHEAD, LINK_OVERHEAD};
 use crate::bloom::link::{
     fields_are_consistent, options_are_loadable, Link, LinkShape, OPT_BLOCKED,
 };
+use crate::le_reader::Reader;
 
 /// Largest chunk SCANDUMP returns; chunks never span links.
 pub const MAX_CHUNK: u64 = 16 * 1024 * 1024;
@@ -52,36 +53,13 @@ pub fn header(chain: &Chain) -> Vec<u8> {
     out
 }
 
-/// Little-endian field reader over a slice whose length was checked beforehand.
-struct Fields<'a>(&'a [u8]);
-
-impl Fields<'_> {
-    fn take<const N: usize>(&mut self) -> [u8; N] {
-        let (head, rest) = self.0.split_at(N);
-        self.0 = rest;
-        head.try_into().expect("length checked")
-    }
-    fn u64(&mut self) -> u64 {
-        u64::from_le_bytes(self.take())
-    }
-    fn u32(&mut self) -> u32 {
-        u32::from_le_bytes(self.take())
-    }
-    fn f64(&mut self) -> f64 {
-        f64::from_le_bytes(self.take())
-    }
-    fn u8(&mut self) -> u8 {
-        self.take::<1>()[0]
-    }
-}
-
 /// An empty-bit filter from a LOADCHUNK header; its bits arrive in later chunks.
 /// `max_bytes` caps the filter's memory as `Chain::mem_usage` counts it.
 pub fn chain_from_header(data: &[u8], max_bytes: u64) -> Result<Chain, DumpError> {
     if data.len() < CHAIN_HEADER_LEN {
         return Err(DumpError::BadData);
     }
-    let mut fields = Fields(data);
+    let mut fields = Reader(data);
     let items = fields.u64();
     let nlinks = fields.u32();
     let options = fields.u32();
@@ -166,7 +144,10 @@ pub fn load_chunk(chain: &mut Chain, iter: i64, data: &[u8]) -> Result<(), DumpE
 }
 
 /// [`chunk`] over any sequence of arrays (the counting filter's counters use it too).
-pub fn chunk_of<'a>(arrays: impl Iterator<Item = &'a [u8]>, iter: i64) -> Option<(i64, &'a [u8])> {
+pub(crate) fn chunk_of<'a>(
+    arrays: impl Iterator<Item = &'a [u8]>,
+    iter: i64,
+) -> Option<(i64, &'a [u8])> {
     let mut offset = u64::try_from(iter).ok()?.checked_sub(1)?;
     for array in arrays {
         let size = array.len() as u64;
@@ -181,7 +162,7 @@ pub fn chunk_of<'a>(arrays: impl Iterator<Item = &'a [u8]>, iter: i64) -> Option
 }
 
 /// [`load_chunk`] over any sequence of arrays.
-pub fn load_chunk_into<'a>(
+pub(crate) fn load_chunk_into<'a>(
     arrays: impl Iterator<Item = &'a mut [u8]>,
     iter: i64,
     data: &[u8],

@@ -1,179 +1,19 @@
 //! One Bloom filter "link": a fixed-size bit array sized for a capacity and an error rate,
 //! exactly as RedisBloom sizes and addresses it (COMPAT §5.1–5.3).
 
+pub(crate) use super::shape::{fields_are_consistent, options_are_loadable};
+pub use super::shape::{
+    LinkError, LinkShape, LN2, LN2_SQUARED, MAX_HASHES, OPT_ALL, OPT_ALL_REDBLOOM, OPT_BLOCKED,
+    OPT_ENTS_IS_BITS, OPT_FORCE64, OPT_NOROUND, OPT_NO_SCALING,
+};
 use crate::bloom::blocked::{BlockedItem, BLOCK_BITS};
 use crate::hash::HashPair;
 use strength_reduce::StrengthReducedU64;
 
-/// ln 2 and ln² 2, truncated exactly as RedisBloom writes them (sizing depends on the digits).
-#[allow(clippy::approx_constant)]
-pub const LN2: f64 = 0.693147180559945;
-pub const LN2_SQUARED: f64 = 0.480453013918201;
-
-/// Chain option bits (stored in RDB files and dump headers).
-pub const OPT_NOROUND: u32 = 1;
-pub const OPT_ENTS_IS_BITS: u32 = 2;
-pub const OPT_FORCE64: u32 = 4;
-pub const OPT_NO_SCALING: u32 = 8;
-pub const OPT_ALL: u32 = OPT_NOROUND | OPT_ENTS_IS_BITS | OPT_FORCE64 | OPT_NO_SCALING;
-/// redbloom's own bit, unused by RedisBloom (whose LOADCHUNK refuses it): every link of the
-/// chain has the cache-local layout of [`super::blocked`].
-pub const OPT_BLOCKED: u32 = 16;
-/// The options a chain may carry here.
-pub const OPT_ALL_REDBLOOM: u32 = OPT_ALL | OPT_BLOCKED;
-
-/// Whether a chain's options from outside (dump header, RDB file) describe a filter this
-/// code makes or loads: RedisBloom's bits, or a blocked chain as commands create it (64-bit
-/// hashes, which the block choice needs; no power-of-two sizing).
-pub fn options_are_loadable(options: u64) -> bool {
-    let blocked = u64::from(OPT_BLOCKED);
-    if options & blocked == 0 {
-        return options & !u64::from(OPT_ALL) == 0;
-    }
-    options & !u64::from(OPT_ALL_REDBLOOM) == 0
-        && options & u64::from(OPT_FORCE64 | OPT_NOROUND) == u64::from(OPT_FORCE64 | OPT_NOROUND)
-        && options & u64::from(OPT_ENTS_IS_BITS) == 0
-}
-
-/// No real error rate needs more hash functions than this (the smallest positive double
-/// gives 1075); a larger count in a dump or RDB file would only make every command spin.
-pub const MAX_HASHES: u32 = 1100;
-
-/// Why a link could not be made.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LinkError {
-    /// The parameters describe no valid filter (capacity 0, error outside (0, 1), ...).
-    Invalid,
-    /// The bit array would exceed the per-filter memory ceiling.
-    TooLarge,
-    /// The allocator refused the bit array.
-    OutOfMemory,
-}
-
-/// The size of a link, computed before anything is allocated.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct LinkShape {
-    pub entries: u64,
-    pub error: f64,
-    pub bpe: f64,
-    pub hashes: u32,
-    pub bits: u64,
-    pub bytes: u64,
-    pub n2: u8,
-    /// The cache-local layout of [`super::blocked`].
-    pub blocked: bool,
-}
-
-impl LinkShape {
-    /// RedisBloom's `bloom_init` sizing for `entries` items at `error` (COMPAT §5.2).
-    pub fn new(entries: u64, error: f64, options: u32) -> Result<Self, LinkError> {
-        if entries < 1 || error.is_nan() || error <= 0.0 || error >= 1.0 {
-            return Err(LinkError::Invalid);
-        }
-        let bpe = (-(error.ln() / LN2_SQUARED)).abs();
-        let mut entries = entries;
-        let (bits, n2) = if options & OPT_ENTS_IS_BITS != 0 {
-            if entries > 63 {
-                return Err(LinkError::Invalid);
-            }
-            let n2 = entries as u8;
-            let bits = 1u64 << n2;
-            entries = (bits as f64 / bpe) as u64;
-            (bits, n2)
-        } else if options & OPT_NOROUND != 0 {
-            let wanted = entries as f64 * bpe;
-            // A bit count beyond u64 (C would overflow here) is beyond any ceiling.
-            if wanted >= u64::MAX as f64 {
-                return Err(LinkError::TooLarge);
-            }
-            ((wanted as u64).max(1), 0)
-        } else {
-            let wanted = entries as f64 * bpe;
-            if !wanted.is_finite() {
-                return Err(LinkError::Invalid);
-            }
-            let exponent = binary_exponent(wanted);
-            if exponent > 63 {
-                return Err(LinkError::Invalid);
-            }
-            let n2 = (exponent + 1).clamp(0, 63) as u8;
-            let bits = 1u64 << n2;
-            let bit_diff = (bits as f64 - wanted) as u64;
-            entries = entries.wrapping_add((bit_diff as f64 / bpe) as u64);
-            (bits, n2)
-        };
-        let bytes = if bits % 64 != 0 {
-            (bits / 64 + 1) * 8
-        } else {
-            bits / 8
-        };
-        let bits = bytes.checked_mul(8).ok_or(LinkError::TooLarge)?;
-        let hashes = (LN2 * bpe).ceil();
-        if !(1.0..=f64::from(MAX_HASHES)).contains(&hashes) {
-            return Err(LinkError::Invalid);
-        }
-        Ok(LinkShape {
-            entries,
-            error,
-            bpe,
-            hashes: hashes as u32,
-            bits,
-            bytes,
-            n2,
-            blocked: false,
-        })
-    }
-
-    /// The shape of a link of a chain with these options: classic or blocked.
-    pub fn for_chain(entries: u64, error: f64, options: u32) -> Result<Self, LinkError> {
-        if options & OPT_BLOCKED != 0 {
-            super::blocked::shape(entries, error)
-        } else {
-            LinkShape::new(entries, error, options)
-        }
-    }
-}
-
-/// C's `logb` for a positive finite double: the unbiased binary exponent.
-fn binary_exponent(x: f64) -> i32 {
-    if x <= 0.0 {
-        return i32::MIN;
-    }
-    let raw = ((x.to_bits() >> 52) & 0x7ff) as i32;
-    if raw == 0 {
-        // Subnormal: exponent of the leading mantissa bit.
-        let mantissa = x.to_bits() & ((1u64 << 52) - 1);
-        return -1022 - (mantissa.leading_zeros() as i32 - 11) - 1;
-    }
-    raw - 1023
-}
-
-/// Whether link metadata from outside (a dump header, an RDB file) is safe to use: every
-/// position it can compute lies inside a `bytes`-long bit array, and each add or check does
-/// a bounded amount of work.
-pub fn fields_are_consistent(
-    error: f64,
-    bpe: f64,
-    hashes: u32,
-    bits: u64,
-    bytes: u64,
-    n2: u8,
-) -> bool {
-    let modulus_fits = n2 == 0 || (n2 <= 63 && bits >= 1u64 << n2);
-    error > 0.0
-        && error < 1.0
-        && modulus_fits
-        && bits != 0
-        && Some(bits) == bytes.checked_mul(8)
-        && bpe.is_finite()
-        && (1..=MAX_HASHES).contains(&hashes)
-        && f64::from(hashes) == (LN2 * bpe).ceil()
-}
-
 /// The modulus bit positions are reduced by, with the division strength-reduced to
 /// multiplications (computed once per link; positions are the hot path of every command).
 #[derive(Clone, Copy, Debug)]
-pub struct Modulus(StrengthReducedU64);
+pub(crate) struct Modulus(StrengthReducedU64);
 
 impl Modulus {
     /// `2^n2` for power-of-two (legacy) links, else the bit count. Never panics: values a
@@ -207,7 +47,7 @@ impl PartialEq for Modulus {
 /// value nothing depends on, so the CPU keeps executing while the line arrives (a software
 /// prefetch without `unsafe`). Out-of-range indexes are ignored.
 #[inline(always)]
-pub fn prefetch(data: &[u8], index: usize) {
+pub(crate) fn prefetch(data: &[u8], index: usize) {
     if let Some(byte) = data.get(index) {
         std::hint::black_box(*byte);
     }
@@ -215,30 +55,30 @@ pub fn prefetch(data: &[u8], index: usize) {
 
 /// Bit arrays up to this size are taken to stay in the CPU caches (a quarter of this
 /// machine's 4 MiB L2), so checking them gains nothing from requesting cache lines early.
-pub const CACHE_RESIDENT_BYTES: usize = 1 << 20;
+pub(crate) const CACHE_RESIDENT_BYTES: usize = 1 << 20;
 
 /// Up to this many hash functions, an add computes an item's positions once into a stack
 /// buffer (every real error rate down to ~1e-19 needs fewer); beyond, it recomputes them.
-pub const POSITION_BUFFER: usize = 64;
+pub(crate) const POSITION_BUFFER: usize = 64;
 
 /// One sub-filter of a Bloom chain.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Link {
     /// Capacity in items.
-    pub entries: u64,
-    pub error: f64,
+    pub(super) entries: u64,
+    pub(super) error: f64,
     /// Bits per entry: −ln(error)/ln²2.
-    pub bpe: f64,
-    pub hashes: u32,
+    pub(super) bpe: f64,
+    pub(super) hashes: u32,
     /// Bit count; always `data.len() * 8` for a valid link.
-    pub bits: u64,
+    pub(super) bits: u64,
     /// log2 of the bit count for power-of-two (legacy) links, else 0.
-    pub n2: u8,
+    pub(super) n2: u8,
     /// Items added to this link.
-    pub items: u64,
-    pub data: Vec<u8>,
+    pub(super) items: u64,
+    pub(super) data: Vec<u8>,
     /// The cache-local layout (from the chain's options; not stored per link).
-    pub blocked: bool,
+    pub(super) blocked: bool,
     /// Derived from `bits` and `n2`; not stored anywhere.
     modulus: Modulus,
     /// Blocks of a blocked link (derived from `bits`).
@@ -247,7 +87,7 @@ pub struct Link {
 
 impl Link {
     /// A new, empty link; refuses a bit array larger than `max_bytes`.
-    pub fn new(shape: LinkShape, max_bytes: u64) -> Result<Self, LinkError> {
+    pub(crate) fn new(shape: LinkShape, max_bytes: u64) -> Result<Self, LinkError> {
         if shape.bytes > max_bytes {
             return Err(LinkError::TooLarge);
         }
@@ -257,7 +97,7 @@ impl Link {
 
     /// A link from stored fields (RDB file, dump header) and its bit array. Check the result
     /// with [`Link::is_consistent`] before use.
-    pub fn from_parts(shape: LinkShape, items: u64, data: Vec<u8>) -> Link {
+    pub(crate) fn from_parts(shape: LinkShape, items: u64, data: Vec<u8>) -> Link {
         Link {
             entries: shape.entries,
             error: shape.error,
@@ -283,6 +123,60 @@ impl Link {
     #[inline]
     pub fn bytes(&self) -> u64 {
         self.data.len() as u64
+    }
+
+    /// Capacity in items.
+    #[inline]
+    pub fn entries(&self) -> u64 {
+        self.entries
+    }
+
+    /// Error rate of this link.
+    #[inline]
+    pub fn error(&self) -> f64 {
+        self.error
+    }
+
+    /// Bits per entry: −ln(error)/ln²2.
+    #[inline]
+    pub fn bpe(&self) -> f64 {
+        self.bpe
+    }
+
+    /// Number of hash functions (bits set per item).
+    #[inline]
+    pub fn hashes(&self) -> u32 {
+        self.hashes
+    }
+
+    /// Bit count (`bytes() × 8`).
+    #[inline]
+    pub fn bits(&self) -> u64 {
+        self.bits
+    }
+
+    /// log2 of the bit count for power-of-two (legacy) links, else 0.
+    #[inline]
+    pub fn n2(&self) -> u8 {
+        self.n2
+    }
+
+    /// Items added to this link.
+    #[inline]
+    pub fn items(&self) -> u64 {
+        self.items
+    }
+
+    /// The bit array: bit `p` in byte `p / 8`, mask `1 << p % 8`.
+    #[inline]
+    pub fn data(&self) -> &[u8] {
+        &self.data
+    }
+
+    /// Whether the link has the cache-local layout of [`super::blocked`].
+    #[inline]
+    pub fn is_blocked(&self) -> bool {
+        self.blocked
     }
 
     /// Whether a link read from a dump or an RDB file can be used safely.
@@ -323,7 +217,7 @@ impl Link {
     /// Whether the bit array is small enough to stay in the CPU caches, where a check is
     /// cheapest bit by bit (see [`Link::check`]).
     #[inline]
-    pub fn is_cache_resident(&self) -> bool {
+    pub(crate) fn is_cache_resident(&self) -> bool {
         self.data.len() <= CACHE_RESIDENT_BYTES
     }
 
@@ -347,7 +241,7 @@ impl Link {
 
     /// Whether every bit of the item is set, stopping at the first clear one.
     #[inline]
-    pub fn check_bit_by_bit(&self, pair: HashPair) -> bool {
+    pub(crate) fn check_bit_by_bit(&self, pair: HashPair) -> bool {
         if self.blocked {
             let item = self.blocked_item(pair);
             return (0..self.hashes).all(|i| self.bit(item.position(i)));
@@ -357,7 +251,7 @@ impl Link {
 
     /// Sets every bit of the item; true if at least one was clear (the item is new here).
     #[inline]
-    pub fn set(&mut self, pair: HashPair) -> bool {
+    pub(crate) fn set(&mut self, pair: HashPair) -> bool {
         let mut newly = false;
         if self.blocked {
             let item = self.blocked_item(pair);
@@ -385,7 +279,7 @@ impl Link {
     /// Writes the item's positions into `buf` when the hash count fits it, and requests
     /// their cache lines.
     #[inline]
-    pub fn positions_prefetched_into<'b>(
+    pub(crate) fn positions_prefetched_into<'b>(
         &self,
         pair: HashPair,
         buf: &'b mut [u64; POSITION_BUFFER],
@@ -410,7 +304,7 @@ impl Link {
 
     /// Appends the item's positions to `out` and requests their cache lines.
     #[inline]
-    pub fn push_positions_prefetched(&self, pair: HashPair, out: &mut Vec<u64>) {
+    pub(crate) fn push_positions_prefetched(&self, pair: HashPair, out: &mut Vec<u64>) {
         if self.blocked {
             let item = self.blocked_item(pair);
             prefetch(&self.data, (item.base >> 3) as usize);
@@ -426,13 +320,13 @@ impl Link {
 
     /// Whether all of the given positions are set.
     #[inline]
-    pub fn check_positions(&self, positions: &[u64]) -> bool {
+    pub(crate) fn check_positions(&self, positions: &[u64]) -> bool {
         positions.iter().all(|&pos| self.bit(pos))
     }
 
     /// Sets the given positions; true if at least one was clear.
     #[inline]
-    pub fn set_positions(&mut self, positions: &[u64]) -> bool {
+    pub(crate) fn set_positions(&mut self, positions: &[u64]) -> bool {
         let mut newly = false;
         for &pos in positions {
             newly |= self.set_bit(pos);
@@ -456,6 +350,7 @@ impl Link {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bloom::shape::binary_exponent;
 
     const CMD_OPTIONS: u32 = OPT_NOROUND | OPT_FORCE64;
 
