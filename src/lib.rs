@@ -3,6 +3,7 @@
 //! `redbloom-core` crate.
 
 pub mod redis;
+pub use redis::ffi::CAUGHT_PANIC_LOG;
 
 use redbloom_core::bloom::chain::Chain;
 use redbloom_core::counting::CountingChain;

@@ -1,0 +1,5 @@
+//! CF.*: commands and their replies, persistence, replication.
+
+mod commands;
+mod persistence;
+mod replication;

@@ -1,0 +1,3 @@
+//! WBF.*: commands and their replies.
+
+mod commands;
