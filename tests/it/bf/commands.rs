@@ -5,7 +5,7 @@
 use crate::support::replies::{err, int};
 
 use crate::support::bf::{assert_all_exist, debug_lines, items, madd, mexists};
-use crate::support::{call, RawConnection, Reply, Server};
+use crate::support::{call, expect, RawConnection, Reply, Server};
 
 const NOT_FOUND: &str = "ERR not found";
 const ITEM_EXISTS: &str = "ERR item exists";
@@ -33,12 +33,6 @@ fn arity(command: &str) -> Reply {
     Reply::err(&format!(
         "ERR wrong number of arguments for '{command}' command"
     ))
-}
-
-/// Runs `line` (space-separated) and checks the reply.
-#[track_caller]
-fn expect(conn: &mut RawConnection, line: &str, want: Reply) {
-    assert_eq!(call(conn, line), want, "{line}");
 }
 
 /// BF.INFO as the RESP2 flat array of 10.

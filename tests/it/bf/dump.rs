@@ -6,7 +6,7 @@ use crate::support::replies::err;
 
 use crate::support::bf::{assert_all_exist, items, madd, Snapshot};
 use crate::support::Rng;
-use crate::support::{call, loadchunks, scandump, RawConnection, Reply, Server};
+use crate::support::{call, expect, loadchunks, scandump, RawConnection, Reply, Server};
 
 const NOT_FOUND: &str = "ERR not found";
 const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
@@ -21,11 +21,6 @@ type Dump = Vec<(i64, Option<Vec<u8>>)>;
 
 fn pair(next: i64, data: &[u8]) -> Reply {
     Reply::Array(Some(vec![Reply::Int(next), Reply::bulk(data)]))
-}
-
-#[track_caller]
-fn expect(conn: &mut RawConnection, line: &str, want: Reply) {
-    assert_eq!(call(conn, line), want, "{line}");
 }
 
 fn loadchunk(conn: &mut RawConnection, key: &str, iter: i64, data: &[u8]) -> Reply {

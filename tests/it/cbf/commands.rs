@@ -1,7 +1,8 @@
 //! CBF.* against a real redis-server: every command's replies and errors, wrong types both
-//! ways, delete semantics, persistence (DEBUG RELOAD, SAVE + restart, AOF rewrite + restart),
-//! replication, SCANDUMP → LOADCHUNK onto another server, and hostile LOADCHUNK input.
+//! ways, delete semantics, SCANDUMP → LOADCHUNK onto another server, and hostile LOADCHUNK
+//! input.
 
+use crate::support::cbf::{build_rich_filter, counts, snapshot};
 use crate::support::replies::{err, int, ints, ok};
 
 use redbloom_core::bloom::link::LinkShape;
@@ -9,10 +10,7 @@ use redbloom_core::counting::dump as counting_dump;
 use redbloom_core::counting::{CountingAdd, CountingChain};
 use redbloom_core::DEFAULT_MAX_FILTER_BYTES;
 
-use crate::support::{
-    call, loadchunks, scandump, start_replica, wait_for_replicas, wait_until, RawConnection, Reply,
-    Server,
-};
+use crate::support::{call, expect, loadchunks, scandump, RawConnection, Reply, Server};
 
 const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
 const NOT_FOUND: &str = "ERR not found";
@@ -22,11 +20,6 @@ fn arity(command: &str) -> Reply {
     err(&format!(
         "ERR wrong number of arguments for '{command}' command"
     ))
-}
-
-#[track_caller]
-fn expect(conn: &mut RawConnection, line: &str, want: Reply) {
-    assert_eq!(call(conn, line), want, "{line}");
 }
 
 fn info(capacity: i64, size: i64, filters: i64, items: i64, expansion: Option<i64>) -> Reply {
@@ -43,48 +36,6 @@ fn info(capacity: i64, size: i64, filters: i64, items: i64, expansion: Option<i6
         simple("Expansion rate"),
         expansion.map_or(Reply::Bulk(None), Reply::Int),
     ]))
-}
-
-/// Everything observable about a key: its full SCANDUMP, INFO, DEBUG, CARD and DUMP
-/// payload.
-fn snapshot(conn: &mut RawConnection, key: &str) -> Vec<Reply> {
-    let dump = scandump(conn, "CBF.SCANDUMP", key)
-        .into_iter()
-        .map(|(n, d)| Reply::Array(Some(vec![Reply::Int(n), Reply::Bulk(d)])))
-        .collect();
-    vec![
-        Reply::Array(Some(dump)),
-        call(conn, &format!("CBF.INFO {key}")),
-        call(conn, &format!("CBF.DEBUG {key}")),
-        call(conn, &format!("CBF.CARD {key}")),
-        conn.call(&["DUMP", key]),
-    ]
-}
-
-/// A filter with several links, repeated items, deletes and a saturated counter.
-fn build_rich_filter(conn: &mut RawConnection, key: &str) {
-    expect(conn, &format!("CBF.RESERVE {key} 0.01 20"), ok());
-    let mut items: Vec<String> = (0..150).map(|i| format!("item:{i}")).collect();
-    items.extend((0..20).map(|_| "hot".to_string()));
-    let mut cmd = vec!["CBF.MADD".to_string(), key.to_string()];
-    cmd.extend(items);
-    let reply = conn.call(&cmd);
-    assert!(reply.ints().iter().all(|&n| n == 1));
-    for i in (0..150).step_by(3) {
-        call(conn, &format!("CBF.DEL {key} item:{i}"));
-    }
-}
-
-/// The estimated counts of a fixed probe set (items added and not).
-fn counts(conn: &mut RawConnection, key: &str) -> Vec<i64> {
-    let mut out: Vec<i64> = (0..200)
-        .map(|i| call(conn, &format!("CBF.COUNT {key} item:{i}")).int())
-        .collect();
-    out.push(call(conn, &format!("CBF.COUNT {key} hot")).int());
-    let mut cmd = vec!["CBF.MEXISTS".to_string(), key.to_string()];
-    cmd.extend((0..200).map(|i| format!("item:{i}")));
-    out.extend(conn.call(&cmd).ints());
-    out
 }
 
 #[test]
@@ -1032,133 +983,4 @@ fn hostile_loadchunk_input_is_refused_and_the_server_lives() {
     expect(&mut conn, "PING", Reply::Simple("PONG".into()));
     expect(&mut conn, "DEBUG RELOAD", ok());
     expect(&mut conn, "PING", Reply::Simple("PONG".into()));
-}
-
-#[test]
-fn debug_reload_and_save_restart_keep_everything() {
-    let mut server = Server::start();
-    let mut conn = server.raw();
-    build_rich_filter(&mut conn, "rich");
-    expect(
-        &mut conn,
-        "CBF.INSERT ns CAPACITY 7 NONSCALING ITEMS a b a",
-        ints(&[1, 1, 1]),
-    );
-    expect(&mut conn, "CBF.ADD empty-ish x", int(1));
-    expect(&mut conn, "CBF.DEL empty-ish x", int(1));
-    let keys = ["rich", "ns", "empty-ish"];
-    let before: Vec<_> = keys
-        .iter()
-        .map(|k| (snapshot(&mut conn, k), counts(&mut conn, k)))
-        .collect();
-    let memory = call(&mut conn, "MEMORY USAGE rich").int();
-    expect(&mut conn, "DEBUG RELOAD", ok());
-    let after: Vec<_> = keys
-        .iter()
-        .map(|k| (snapshot(&mut conn, k), counts(&mut conn, k)))
-        .collect();
-    assert_eq!(after, before, "DEBUG RELOAD");
-    assert_eq!(call(&mut conn, "MEMORY USAGE rich").int(), memory);
-    expect(&mut conn, "SAVE", ok());
-    drop(conn);
-    server.restart(&[]);
-    let mut conn = server.raw();
-    let after: Vec<_> = keys
-        .iter()
-        .map(|k| (snapshot(&mut conn, k), counts(&mut conn, k)))
-        .collect();
-    assert_eq!(after, before, "SAVE + restart");
-    expect(&mut conn, "TYPE rich", Reply::Simple("RBcountBF".into()));
-    expect(&mut conn, "CBF.DEL ns a", int(1));
-    expect(&mut conn, "CBF.COUNT ns a", int(1));
-}
-
-#[test]
-fn aof_rewrite_and_restart_keep_everything() {
-    let mut server = Server::start();
-    let mut conn = server.raw();
-    expect(&mut conn, "CONFIG SET aof-use-rdb-preamble no", ok());
-    build_rich_filter(&mut conn, "rich");
-    expect(&mut conn, "CBF.RESERVE big 0.01 5000000 NONSCALING", ok());
-    expect(&mut conn, "CBF.MADD big a b a", ints(&[1, 1, 1]));
-    expect(&mut conn, "CONFIG SET appendonly yes", ok());
-    // Turning the AOF on is a rewrite of the data set.
-    wait_until("the AOF on", || {
-        crate::support::info_field(&mut conn, "persistence", "aof_enabled") == "1"
-    });
-    crate::support::wait_for_aof_rewrite(&mut conn);
-    // Writes after the rewrite go to the incremental AOF as the commands themselves.
-    expect(&mut conn, "CBF.ADD rich after-rewrite", int(1));
-    expect(&mut conn, "CBF.DEL rich item:1", int(1));
-    crate::support::rewrite_aof(&mut conn);
-    let keys = ["rich", "big"];
-    let before: Vec<_> = keys
-        .iter()
-        .map(|k| (snapshot(&mut conn, k), counts(&mut conn, k)))
-        .collect();
-    let base: Vec<u8> = std::fs::read_dir(server.dir.join("appendonlydir"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(".base.aof"))
-        .flat_map(|p| std::fs::read(p).unwrap())
-        .collect();
-    let text = String::from_utf8_lossy(&base);
-    assert!(
-        text.contains("CBF.LOADCHUNK"),
-        "the rewrite emits CBF.LOADCHUNK"
-    );
-    drop(conn);
-    server.restart(&["--appendonly", "yes", "--aof-use-rdb-preamble", "no"]);
-    let mut conn = server.raw();
-    let after: Vec<_> = keys
-        .iter()
-        .map(|k| (snapshot(&mut conn, k), counts(&mut conn, k)))
-        .collect();
-    assert_eq!(after, before, "AOF rewrite + restart");
-}
-
-#[test]
-fn replicas_answer_identically() {
-    let master = Server::start();
-    let replica = start_replica(&master);
-    let mut m = master.raw();
-    let mut r = replica.raw();
-    build_rich_filter(&mut m, "rich");
-    expect(&mut m, "CBF.ADD auto x", int(1));
-    expect(
-        &mut m,
-        "CBF.INSERT ins CAPACITY 5 EXPANSION 3 ITEMS a b c d e f g",
-        ints(&[1; 7]),
-    );
-    expect(
-        &mut m,
-        "CBF.INSERT ns CAPACITY 2 NONSCALING ITEMS a b",
-        ints(&[1, 1]),
-    );
-    expect(
-        &mut m,
-        "CBF.ADD ns c",
-        err("ERR non scaling filter is full"),
-    );
-    expect(&mut m, "CBF.DEL ins a", int(1));
-    expect(&mut m, "CBF.DEL ins never", int(0));
-    expect(&mut m, "CBF.DEL auto x", int(1));
-    let dump = scandump(&mut m, "CBF.SCANDUMP", "rich");
-    loadchunks(&mut m, "CBF.LOADCHUNK", "restored", &dump);
-    expect(&mut m, "CBF.RESERVE e0 0.001 50 EXPANSION 0", ok());
-    wait_for_replicas(&mut m, 1);
-    for key in ["rich", "auto", "ins", "ns", "restored", "e0"] {
-        assert_eq!(snapshot(&mut r, key), snapshot(&mut m, key), "{key}");
-        assert_eq!(counts(&mut r, key), counts(&mut m, key), "{key}");
-    }
-    // The replica refuses writes but answers reads.
-    assert!(call(&mut r, "CBF.ADD rich x")
-        .error()
-        .starts_with("READONLY"));
-    expect(&mut r, "CBF.EXISTS ins b", int(1));
-    expect(
-        &mut r,
-        "CBF.COUNT rich hot",
-        call(&mut m, "CBF.COUNT rich hot"),
-    );
 }

@@ -218,6 +218,12 @@ impl RawConnection {
     }
 }
 
+/// Runs `line` (space-separated) and checks its reply.
+#[track_caller]
+pub fn expect(conn: &mut RawConnection, line: &str, want: Reply) {
+    assert_eq!(call(conn, line), want, "{line}");
+}
+
 /// Shorthand: one command, its reply.
 pub fn call(conn: &mut RawConnection, line: &str) -> Reply {
     let args: Vec<&str> = line.split(' ').collect();

@@ -1,14 +1,13 @@
 //! WBF.* against a real server: every command's replies and errors, wrong types both ways,
 //! windows counted and timed (with real time: windows of a few hundred ms checked well
-//! inside and well past their bounds), persistence (DEBUG RELOAD, SAVE + restart, AOF replay,
-//! AOF rewrite + restart), replication at the master's time (digests and DUMP payloads
-//! equal), COPY, keyspace events, INFO, and hostile LOADCHUNK / RESTORE input.
+//! inside and well past their bounds), COPY, keyspace events, INFO, and hostile LOADCHUNK /
+//! RESTORE input.
 
 use crate::support::replies::{err, int, ints, ok};
+use crate::support::wbf::{build_filters, madd, mexists, snapshot};
 
 use crate::support::{
-    call, info_field, loadchunks, rewrite_aof, scandump, start_replica, wait_for_replicas,
-    RawConnection, Reply, Server,
+    call, expect, info_field, loadchunks, scandump, RawConnection, Reply, Server,
 };
 use redbloom_core::window::WindowShape;
 use std::time::{Duration, Instant};
@@ -16,11 +15,6 @@ use std::time::{Duration, Instant};
 const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
 const NOT_FOUND: &str = "ERR not found";
 const BAD_DATA: &str = "ERR received bad data";
-
-#[track_caller]
-fn expect(conn: &mut RawConnection, line: &str, want: Reply) {
-    assert_eq!(call(conn, line), want, "{line}");
-}
 
 /// WBF.INFO's full reply.
 fn info(
@@ -54,48 +48,6 @@ fn size_of(capacity: u64, error: f64) -> i64 {
         .unwrap()
         .mem_usage()
         .unwrap() as i64
-}
-
-/// Everything observable about a key: SCANDUMP, INFO, CARD, DUMP and its digest.
-fn snapshot(conn: &mut RawConnection, key: &str) -> Vec<Reply> {
-    let dump = scandump(conn, "WBF.SCANDUMP", key)
-        .into_iter()
-        .map(|(n, d)| Reply::Array(Some(vec![Reply::Int(n), Reply::Bulk(d)])))
-        .collect();
-    vec![
-        Reply::Array(Some(dump)),
-        call(conn, &format!("WBF.INFO {key}")),
-        call(conn, &format!("WBF.CARD {key}")),
-        conn.call(&["DUMP", key]),
-        conn.call(&["DEBUG", "DIGEST-VALUE", key]),
-    ]
-}
-
-/// MEXISTS of `prefix0 .. prefixN`.
-fn mexists(conn: &mut RawConnection, key: &str, prefix: &str, n: usize) -> Vec<i64> {
-    let mut cmd = vec!["WBF.MEXISTS".to_string(), key.to_string()];
-    cmd.extend((0..n).map(|i| format!("{prefix}{i}")));
-    conn.call(&cmd).ints()
-}
-
-/// MADD of `prefix0 .. prefixN`.
-fn madd(conn: &mut RawConnection, key: &str, prefix: &str, n: usize) -> Vec<i64> {
-    let mut cmd = vec!["WBF.MADD".to_string(), key.to_string()];
-    cmd.extend((0..n).map(|i| format!("{prefix}{i}")));
-    conn.call(&cmd).ints()
-}
-
-/// A counted filter with many generations, a timed one with a long window, and one whose
-/// window is already over.
-fn build_filters(conn: &mut RawConnection) {
-    expect(conn, "WBF.RESERVE counted 0.01 100", ok());
-    madd(conn, "counted", "c", 1000);
-    expect(conn, "WBF.RESERVE timed 0.001 500 WINDOW 3600000", ok());
-    madd(conn, "timed", "t", 300);
-    expect(conn, "WBF.RESERVE short 0.1 50 WINDOW 1", ok());
-    madd(conn, "short", "s", 10);
-    // Past its window before anything looks at it: its replies no longer change with time.
-    std::thread::sleep(Duration::from_millis(20));
 }
 
 #[test]
@@ -560,115 +512,6 @@ fn hostile_loadchunk_and_restore_input() {
     expect(&mut conn, "PING", Reply::Simple("PONG".into()));
     expect(&mut conn, "DEBUG RELOAD", ok());
     expect(&mut conn, "PING", Reply::Simple("PONG".into()));
-}
-
-#[test]
-fn debug_reload_and_save_restart_keep_everything_and_expiry_continues() {
-    let mut server = Server::start();
-    let mut conn = server.raw();
-    build_filters(&mut conn);
-    expect(&mut conn, "WBF.RESERVE soon 0.01 100 WINDOW 500", ok());
-    expect(&mut conn, "WBF.ADD soon x", int(1));
-    let added = Instant::now();
-    let keys = ["counted", "timed", "short"];
-    let before: Vec<_> = keys.iter().map(|k| snapshot(&mut conn, k)).collect();
-    let soon = conn.call(&["DUMP", "soon"]);
-    expect(&mut conn, "DEBUG RELOAD", ok());
-    let after: Vec<_> = keys.iter().map(|k| snapshot(&mut conn, k)).collect();
-    assert_eq!(after, before, "DEBUG RELOAD");
-    assert_eq!(conn.call(&["DUMP", "soon"]), soon);
-    expect(&mut conn, "SAVE", ok());
-    drop(conn);
-    server.restart(&[]);
-    let mut conn = server.raw();
-    let after: Vec<_> = keys.iter().map(|k| snapshot(&mut conn, k)).collect();
-    assert_eq!(after, before, "SAVE + restart");
-    assert_eq!(conn.call(&["DUMP", "soon"]), soon);
-    assert_eq!(mexists(&mut conn, "timed", "t", 300), vec![1; 300]);
-    // The generations' times were kept: the item expires on schedule.
-    std::thread::sleep(Duration::from_millis(1500).saturating_sub(added.elapsed()));
-    expect(&mut conn, "WBF.EXISTS soon x", int(0));
-    expect(&mut conn, "WBF.CARD soon", int(0));
-}
-
-#[test]
-fn aof_replay_and_rewrite_reproduce_the_bytes() {
-    let mut server = Server::start_with(&["--appendonly", "yes", "--aof-use-rdb-preamble", "no"]);
-    let mut conn = server.raw();
-    build_filters(&mut conn);
-    // Writes spread over time in a short window: replay must use the written times.
-    expect(&mut conn, "WBF.RESERVE moving 0.01 1000 WINDOW 80", ok());
-    for i in 0..30 {
-        conn.call(&["WBF.MADD", "moving", &format!("m{i}"), &format!("n{i}")]);
-        std::thread::sleep(Duration::from_millis(7));
-    }
-    let keys = ["counted", "timed", "short", "moving"];
-    let dumps = |conn: &mut RawConnection| -> Vec<Reply> {
-        keys.iter()
-            .flat_map(|k| {
-                [
-                    conn.call(&["DUMP", k]),
-                    conn.call(&["DEBUG", "DIGEST-VALUE", k]),
-                ]
-            })
-            .collect()
-    };
-    let before = dumps(&mut conn);
-    let aof: Vec<u8> = std::fs::read_dir(server.dir.join("appendonlydir"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(".incr.aof"))
-        .flat_map(|p| std::fs::read(p).unwrap())
-        .collect();
-    let text = String::from_utf8_lossy(&aof);
-    assert!(
-        text.contains("WBF.AT"),
-        "writes reach the AOF with their time"
-    );
-    assert!(
-        text.contains("WBF.MADD"),
-        "adds within a generation come as they are"
-    );
-    drop(conn);
-    server.restart(&[]);
-    let mut conn = server.raw();
-    assert_eq!(dumps(&mut conn), before, "AOF replay");
-    rewrite_aof(&mut conn);
-    drop(conn);
-    server.restart(&[]);
-    let mut conn = server.raw();
-    assert_eq!(dumps(&mut conn), before, "AOF rewrite + restart");
-    expect(&mut conn, "WBF.ADD counted late", int(1));
-}
-
-#[test]
-fn replicas_reproduce_the_master_bytes() {
-    let master = Server::start();
-    let replica = start_replica(&master);
-    let mut m = master.raw();
-    let mut r = replica.raw();
-    build_filters(&mut m);
-    // Short generations (10 ms): a replica using its own clock would shift differently.
-    expect(&mut m, "WBF.RESERVE moving 0.01 1000 WINDOW 80", ok());
-    for i in 0..40 {
-        m.call(&["WBF.ADD", "moving", &format!("m{i}")]);
-        std::thread::sleep(Duration::from_millis(3));
-    }
-    let dump = scandump(&mut m, "WBF.SCANDUMP", "counted");
-    loadchunks(&mut m, "WBF.LOADCHUNK", "restored", &dump);
-    wait_for_replicas(&mut m, 1);
-    for key in ["counted", "timed", "short", "moving", "restored"] {
-        assert_eq!(r.call(&["DUMP", key]), m.call(&["DUMP", key]), "{key}");
-        let digest = ["DEBUG", "DIGEST-VALUE", key];
-        assert_eq!(r.call(&digest), m.call(&digest), "{key}");
-        let state = snapshot(&mut m, key);
-        assert_eq!(snapshot(&mut r, key)[..1], state[..1], "{key}");
-    }
-    // The replica answers reads and refuses writes, WBF.AT included.
-    assert_eq!(mexists(&mut r, "timed", "t", 300), vec![1; 300]);
-    for line in ["WBF.ADD timed x", "WBF.AT timed 5 ADD x"] {
-        assert!(call(&mut r, line).error().starts_with("READONLY"), "{line}");
-    }
 }
 
 #[test]
