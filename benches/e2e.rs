@@ -543,7 +543,7 @@ fn main() {
             Box::new(|_| {
                 Box::new(|i, out: &mut Vec<u8>| {
                     let offset = (mix(i) % 100_000_000).to_string();
-                    encode_into(out, &[b"GETBIT", b"bits", offset.as_bytes()]);
+                    encode_into(out, &[b"GETBIT".as_slice(), b"bits", offset.as_bytes()]);
                 })
             }),
         ),
@@ -557,7 +557,10 @@ fn main() {
             Box::new(|_| {
                 Box::new(|i, out: &mut Vec<u8>| {
                     let offset = (mix(i) % 100_000_000).to_string();
-                    encode_into(out, &[b"SETBIT", b"bits", offset.as_bytes(), b"1"]);
+                    encode_into(
+                        out,
+                        &[b"SETBIT".as_slice(), b"bits", offset.as_bytes(), b"1"],
+                    );
                 })
             }),
         ),

@@ -10,8 +10,12 @@
 //! Each block starts on an empty data set, each file on a fresh server (so CONFIG SET in one
 //! file does not leak into the next). A block preceded by `<!-- not a transcript -->` is skipped;
 //! one preceded by `<!-- continues -->` goes on with the data of the block before it.
+//!
+//! And every "COMPAT §n" cited in the code, the tests and the benchmarks names a section of
+//! docs/compat.md.
 
 use crate::support::Server;
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -256,4 +260,142 @@ fn every_transcript_in_the_docs_is_true() {
         failures.join("\n\n")
     );
     println!("{checked} documented commands checked");
+}
+
+// ---------------------------------------------------------------------------------------
+// COMPAT citations
+
+/// The numbered sections of docs/compat.md: `## 7. …` gives `7`, `### 7.3 …` gives `7.3`.
+fn compat_sections(markdown: &str) -> BTreeSet<String> {
+    markdown
+        .lines()
+        .filter_map(|line| {
+            let title = line.trim_start_matches('#');
+            if title.len() == line.len() || !title.starts_with(' ') {
+                return None;
+            }
+            let number = title.split_whitespace().next()?.trim_end_matches('.');
+            let numeric = !number.is_empty()
+                && number
+                    .split('.')
+                    .all(|part| !part.is_empty() && part.chars().all(|c| c.is_ascii_digit()));
+            numeric.then(|| number.to_string())
+        })
+        .collect()
+}
+
+/// The leading section number of `text` (`7.3` of `7.3–7.5)`), and what follows it.
+fn section_number(text: &str) -> Option<(String, &str)> {
+    let end = text
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(text.len());
+    // A sentence may end right after the number: `§4.5.`
+    let number = text[..end].trim_end_matches('.');
+    (!number.is_empty()).then(|| (number.to_string(), &text[number.len()..]))
+}
+
+/// Every section a "COMPAT §…" citation of `source` names, with its line: `§7.3–7.5` names
+/// 7.3, 7.4 and 7.5; `§1/§12` names 1 and 12; the `§` may follow on the next comment line.
+fn compat_citations(source: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (at, _) in source.match_indices("COMPAT") {
+        let line = source[..at].matches('\n').count() + 1;
+        let mut rest = source[at + "COMPAT".len()..]
+            .trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '/' | '!' | '*'));
+        while let Some((first, after)) = rest.strip_prefix('§').and_then(section_number) {
+            rest = after;
+            let range_end = rest
+                .strip_prefix('–')
+                .or_else(|| rest.strip_prefix('-'))
+                .and_then(section_number);
+            match range_end {
+                Some((last, after)) => {
+                    rest = after;
+                    let (prefix, from) = first.rsplit_once('.').unwrap_or(("", &first));
+                    let (last_prefix, to) = last.rsplit_once('.').unwrap_or(("", &last));
+                    assert_eq!(prefix, last_prefix, "line {line}: range §{first}–{last}");
+                    let (from, to): (u32, u32) = (from.parse().unwrap(), to.parse().unwrap());
+                    assert!(from < to, "line {line}: range §{first}–{last}");
+                    for n in from..=to {
+                        let number = if prefix.is_empty() {
+                            n.to_string()
+                        } else {
+                            format!("{prefix}.{n}")
+                        };
+                        out.push((line, number));
+                    }
+                }
+                None => out.push((line, first)),
+            }
+            match rest.strip_prefix('/') {
+                Some(after) if after.starts_with('§') => rest = after,
+                _ => break,
+            }
+        }
+    }
+    out
+}
+
+/// The text files under `dir` (recursively; installed client packages skipped).
+fn text_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            if path.file_name().is_some_and(|n| n != "node_modules") {
+                text_files(&path, out);
+            }
+        } else {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn every_compat_citation_names_a_section_of_compat_md() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let sections = compat_sections(&std::fs::read_to_string(root.join("docs/compat.md")).unwrap());
+    // The readers themselves: headings of both levels, every citation shape in use.
+    assert_eq!(
+        compat_sections("## 7. SCANDUMP\n### 7.3 CF header\n### Flags\n## The decisions\n#x"),
+        BTreeSet::from(["7".to_string(), "7.3".to_string()])
+    );
+    let cited: Vec<String> = compat_citations(
+        "(COMPAT §7.3–7.5), COMPAT §1/§12; COMPAT §4.5. (COMPAT\n/// §0.5) COMPAT.md",
+    )
+    .into_iter()
+    .map(|(_, number)| number)
+    .collect();
+    assert_eq!(cited, ["7.3", "7.4", "7.5", "1", "12", "4.5", "0.5"]);
+    assert!(sections.contains("9") && sections.contains("7.3") && !sections.contains("6"));
+
+    let mut files = Vec::new();
+    for dir in ["src", "core/src", "tests", "benches"] {
+        text_files(&root.join(dir), &mut files);
+    }
+    let mut checked = 0;
+    let mut unresolved = Vec::new();
+    for file in files {
+        // Binary fixtures (RDB files) are no citations.
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        for (line, number) in compat_citations(&text) {
+            checked += 1;
+            if !sections.contains(&number) {
+                let file = file
+                    .strip_prefix(root)
+                    .unwrap_or(&file)
+                    .display()
+                    .to_string();
+                unresolved.push(format!("{file}:{line}: COMPAT §{number}"));
+            }
+        }
+    }
+    assert!(checked >= 30, "only {checked} COMPAT citations found");
+    assert!(
+        unresolved.is_empty(),
+        "citations without a section in docs/compat.md:\n{}",
+        unresolved.join("\n")
+    );
+    println!("{checked} COMPAT citations resolve");
 }

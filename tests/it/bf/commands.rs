@@ -777,7 +777,7 @@ fn exists_mexists_missing_and_wrong_type() {
         "BF.MEXISTS missing foo bar baz",
         Reply::int_array(&[0, 0, 0]),
     );
-    // 0 instead of WRONGTYPE (COMPAT §11.1).
+    // 0 instead of WRONGTYPE (COMPAT §11, quirk 1).
     expect(&mut conn, "SET s foo", Reply::ok());
     expect(&mut conn, "HSET h foo 1", int(1));
     for key in ["s", "h"] {
