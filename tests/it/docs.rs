@@ -327,7 +327,7 @@ fn compat_citations(source: &str) -> Vec<(usize, String)> {
                 }
                 None => out.push((line, first)),
             }
-            match rest.strip_prefix('/') {
+            match rest.trim_start().strip_prefix('/').map(str::trim_start) {
                 Some(after) if after.starts_with('§') => rest = after,
                 _ => break,
             }
@@ -360,12 +360,15 @@ fn every_compat_citation_names_a_section_of_compat_md() {
         BTreeSet::from(["7".to_string(), "7.3".to_string()])
     );
     let cited: Vec<String> = compat_citations(
-        "(COMPAT §7.3–7.5), COMPAT §1/§12; COMPAT §4.5. (COMPAT\n/// §0.5) COMPAT.md",
+        "(COMPAT §7.3–7.5), COMPAT §1/§12, COMPAT §2 / §10.2; COMPAT §4.5. (COMPAT\n/// §0.5) COMPAT.md",
     )
     .into_iter()
     .map(|(_, number)| number)
     .collect();
-    assert_eq!(cited, ["7.3", "7.4", "7.5", "1", "12", "4.5", "0.5"]);
+    assert_eq!(
+        cited,
+        ["7.3", "7.4", "7.5", "1", "12", "2", "10.2", "4.5", "0.5"]
+    );
     assert!(sections.contains("9") && sections.contains("7.3") && !sections.contains("6"));
 
     let mut files = Vec::new();

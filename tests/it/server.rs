@@ -410,11 +410,8 @@ fn load_arguments_accept_both_spellings() {
 #[test]
 fn an_unknown_load_argument_is_named_in_the_log() {
     let dir = crate::support::TempDir::new("badarg");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
-        .to_string();
+    // From the harness' sequence, so no test on another thread starts a server on it.
+    let port = crate::support::server::free_port().to_string();
     let status = std::process::Command::new(crate::support::server_binary())
         .args(["--port", &port, "--bind", "127.0.0.1", "--save", ""])
         .arg("--dir")

@@ -1,7 +1,7 @@
-//! Helpers for the CF.* tests: LOADCHUNK headers, everything observable of a key, and
-//! membership in bulk.
+//! Helpers for the CF.* tests: expected replies (INFO, DEBUG, arity), LOADCHUNK headers,
+//! everything observable of a key, and membership and adds in bulk.
 
-use super::resp::{RawConnection, Reply};
+use super::resp::{pipeline_expect, RawConnection, Reply};
 use super::scandump::scandump;
 
 /// A CF.LOADCHUNK header (38 bytes, COMPAT §7.3): numItems, numBuckets, numDeletes,
@@ -58,4 +58,72 @@ pub fn cf_mexists(conn: &mut RawConnection, key: &str, items: &[String]) -> Vec<
     let mut args = vec!["CF.MEXISTS", key];
     args.extend(items.iter().map(String::as_str));
     conn.call(&args).ints()
+}
+
+pub fn bulk(text: &str) -> Reply {
+    Reply::Bulk(Some(text.as_bytes().to_vec()))
+}
+
+pub fn arity(command: &str) -> Reply {
+    Reply::err(&format!(
+        "ERR wrong number of arguments for '{command}' command"
+    ))
+}
+
+/// One command given as separate arguments (items may contain spaces or be binary).
+pub fn cmd(conn: &mut RawConnection, args: &[&[u8]]) -> Reply {
+    conn.call(args)
+}
+
+/// The CF.INFO reply as 2.4.20 shapes it: 8 (simple string, integer) pairs.
+/// `values`: Size, buckets, filters, items, deletes, bucket size, expansion, max iterations.
+pub fn info_reply(values: [i64; 8]) -> Reply {
+    let labels = [
+        "Size",
+        "Number of buckets",
+        "Number of filters",
+        "Number of items inserted",
+        "Number of items deleted",
+        "Bucket size",
+        "Expansion rate",
+        "Max iterations",
+    ];
+    Reply::Array(Some(
+        labels
+            .iter()
+            .zip(values)
+            .flat_map(|(label, value)| [Reply::Simple(label.to_string()), Reply::Int(value)])
+            .collect(),
+    ))
+}
+
+pub fn debug_line(
+    bs: u64,
+    buckets: u64,
+    items: u64,
+    deletes: u64,
+    filters: u64,
+    mi: u64,
+    exp: u64,
+) -> Reply {
+    bulk(&format!(
+        "bktsize:{bs} buckets:{buckets} items:{items} deletes:{deletes} filters:{filters} max_iterations:{mi} expansion:{exp}"
+    ))
+}
+
+/// `CF.ADD key i` for i in range, each expected to answer `expected`.
+pub fn add_range(
+    conn: &mut RawConnection,
+    key: &str,
+    range: std::ops::Range<u64>,
+    expected: &Reply,
+) {
+    let commands: Vec<Vec<String>> = range
+        .map(|i| vec!["CF.ADD".to_string(), key.to_string(), i.to_string()])
+        .collect();
+    pipeline_expect(conn, &commands, expected);
+}
+
+pub fn numbers(range: std::ops::Range<u64>) -> Vec<String> {
+    range.map(|i| i.to_string()).collect()
 }

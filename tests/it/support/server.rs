@@ -65,8 +65,9 @@ pub fn cli_binary() -> String {
 }
 
 /// A port nobody listens on (nor on port + 10000, a cluster node's bus port), distinct
-/// across the tests of one binary and, by the process id, across test binaries.
-fn free_port() -> u16 {
+/// across the tests of the binary (a counter: they run on several threads) and, by the
+/// process id, from other test processes.
+pub fn free_port() -> u16 {
     static NEXT: AtomicU16 = AtomicU16::new(0);
     let pid = std::process::id();
     loop {
