@@ -88,11 +88,11 @@ fuzz:
 
 ## The integration tests with every server under valgrind memcheck (not in CI; slow):
 ## VALGRIND_TESTS picks the tests by name filters of the one binary, tests/it (module paths;
-## `--skip cbf::` because `bf::dump::` is also a substring of `cbf::dump::` names). Each
-## server's report goes to target/valgrind/;
+## filters are substrings, so `bf::persistence::` also matches `cbf::` and `wbf::` names
+## unless skipped). Each server's report goes to target/valgrind/;
 ## scripts/valgrind-report.sh fails on any error or leak with a frame of the module. (No
 ## --error-exitcode: it would fail every forked BGSAVE / AOF-rewrite child; the logs decide.)
-VALGRIND_TESTS ?= hostile_input:: durability:: bf::persistence:: bf::dump:: --skip cbf::
+VALGRIND_TESTS ?= hostile_input:: durability:: bf::persistence:: bf::dump:: --skip cbf:: --skip wbf::
 VALGRIND_LOGS ?= $(CURDIR)/target/valgrind
 valgrind: deps
 	rm -rf $(VALGRIND_LOGS) && mkdir -p $(VALGRIND_LOGS)
