@@ -3,6 +3,7 @@
 //! acknowledged item is there — with the AOF fsynced on every write, and with an RDB taken by
 //! SAVE (items acknowledged before SAVE was sent).
 
+use crate::support::resp::encode;
 use crate::support::{call, Reply, Server};
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
@@ -18,14 +19,6 @@ const KEYS: [&str; 3] = ["bf", "cf", "cbf"];
 const BATCH: usize = 20;
 /// The writer stops here if no kill came first.
 const MAX_ITEMS: usize = 100_000;
-
-fn encode(args: &[&str]) -> Vec<u8> {
-    let mut out = format!("*{}\r\n", args.len()).into_bytes();
-    for a in args {
-        out.extend_from_slice(format!("${}\r\n{a}\r\n", a.len()).as_bytes());
-    }
-    out
-}
 
 /// Acknowledged items, in order: (command index in `WRITES`, item number, reply was 1).
 type Acked = Arc<Mutex<Vec<(usize, usize, bool)>>>;
