@@ -1,5 +1,5 @@
 //! Hostile input against a real server: every numeric argument at its edge values, wrong
-//! arity for every CF command (the BF ones are in bf_commands.rs), garbage / truncated /
+//! arity for every CF command (the BF ones are in bf::commands), garbage / truncated /
 //! bit-flipped / huge LOADCHUNK headers and chunks, and RESTORE of corrupted DUMP payloads
 //! of both types (the CRC recomputed, so the module's loader is reached). After each one
 //! the server answers PING, no half-built key remains, and where a corrupted filter is

@@ -2,8 +2,8 @@
 //! wire ([`resp`]), expected replies ([`replies`]), background waits ([`background`]),
 //! whole SCANDUMP/LOADCHUNK ([`scandump`]), the DUMP payload codec ([`dump_payload`]) with
 //! its CRC64 ([`crc64`]), one deterministic generator ([`rng`]), and per-family helpers
-//! ([`bf`], [`cf`], [`cbf`], [`wbf`]). The benchmarks include this folder too (`#[path]`), so everything here
-//! refers to its siblings through `super::`.
+//! ([`bf`], [`cf`], [`cbf`], [`wbf`]). The benchmarks include this folder too (`#[path]`),
+//! so everything here refers to its siblings through `super::`.
 // Not every test module (nor every benchmark including this folder) uses every helper.
 #![allow(dead_code, unused_imports)]
 
