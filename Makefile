@@ -32,9 +32,10 @@ test: deps lint test-redis test-valkey test-fuzz
 test-redis: deps
 	$(CARGO) test --workspace
 
-## The integration tests against Valkey 8.1 (installed into .venv when missing).
+## The integration tests (one binary, tests/it) against Valkey 8.1 (installed into .venv
+## when missing).
 test-valkey: deps
-	REDBLOOM_SERVER=$$(scripts/valkey-server.sh) $(CARGO) test --tests
+	REDBLOOM_SERVER=$$(scripts/valkey-server.sh) $(CARGO) test --test it
 
 ## Every fuzz target (fuzz/fuzz_targets) compiles and its seed corpus (fuzz/seeds/<target>)
 ## passes: through the target's function as a plain test, and through the built libFuzzer
@@ -86,16 +87,18 @@ fuzz:
 	done
 
 ## The integration tests with every server under valgrind memcheck (not in CI; slow):
-## VALGRIND_TESTS picks the test files. Each server's report goes to target/valgrind/;
+## VALGRIND_TESTS picks the tests by name filters of the one binary, tests/it (module paths;
+## filters are substrings, so `bf::persistence::` also matches `cbf::` and `wbf::` names
+## unless skipped). Each server's report goes to target/valgrind/;
 ## scripts/valgrind-report.sh fails on any error or leak with a frame of the module. (No
 ## --error-exitcode: it would fail every forked BGSAVE / AOF-rewrite child; the logs decide.)
-VALGRIND_TESTS ?= --test hostile_input --test durability --test bf_persistence --test bf_dump
+VALGRIND_TESTS ?= hostile_input:: durability:: bf::persistence:: bf::dump:: --skip cbf:: --skip wbf::
 VALGRIND_LOGS ?= $(CURDIR)/target/valgrind
 valgrind: deps
 	rm -rf $(VALGRIND_LOGS) && mkdir -p $(VALGRIND_LOGS)
 	REDBLOOM_SERVER_WRAPPER="valgrind --tool=memcheck --leak-check=full --show-leak-kinds=definite,indirect \
 	  --suppressions=$(CURDIR)/scripts/valgrind.sup --log-file=$(VALGRIND_LOGS)/vg-%p.log" \
-	  $(CARGO) test --no-fail-fast $(VALGRIND_TESTS) -- --test-threads=2 || true
+	  $(CARGO) test --test it -- --test-threads=2 $(VALGRIND_TESTS) || true
 	scripts/valgrind-report.sh $(VALGRIND_LOGS)
 
 ## The measurements and charts of docs/sizing.md (docs/sizing/*.csv, *.svg; not in CI).

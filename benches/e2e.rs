@@ -17,26 +17,17 @@
 //! Workloads and filters are two tables in `main`: a new comparison (e.g. a layout option
 //! against the classic one) is a filter line plus workload lines naming their baseline.
 
-#[path = "../tests/common/mod.rs"]
-mod common;
+#[path = "../tests/it/support/mod.rs"]
+mod support;
 
-use common::{RawConnection, Reply};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::time::Instant;
+use support::resp::encode_into;
+use support::{RawConnection, Reply};
 
 const CONNECTIONS: usize = 8;
 const PIPELINE: usize = 64;
-
-/// Appends one RESP command to `out`.
-fn encode(out: &mut Vec<u8>, args: &[&[u8]]) {
-    out.extend_from_slice(format!("*{}\r\n", args.len()).as_bytes());
-    for arg in args {
-        out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
-        out.extend_from_slice(arg);
-        out.extend_from_slice(b"\r\n");
-    }
-}
 
 /// Reads one reply without building it; counts error replies.
 fn skip_reply(reader: &mut BufReader<TcpStream>, line: &mut Vec<u8>, errors: &mut u64) {
@@ -167,7 +158,7 @@ fn single(
     let mut it = Vec::new();
     Box::new(move |i, out| {
         item(prefix, offset + i, &mut it);
-        encode(out, &[command, key, &it]);
+        encode_into(out, &[command, key, &it]);
     })
 }
 
@@ -185,7 +176,7 @@ fn batch(
         }
         let mut args: Vec<&[u8]> = vec![command, key];
         args.extend(items.iter().map(Vec::as_slice));
-        encode(out, &args);
+        encode_into(out, &args);
     })
 }
 
@@ -267,10 +258,10 @@ impl BenchServer {
                 let mut c = std::process::Command::new("taskset");
                 c.arg("-c")
                     .arg(cpu.to_string())
-                    .arg(common::server_binary());
+                    .arg(support::server_binary());
                 c
             }
-            None => std::process::Command::new(common::server_binary()),
+            None => std::process::Command::new(support::server_binary()),
         };
         let child = command
             .args([
@@ -540,7 +531,7 @@ fn main() {
             None,
             n,
             1,
-            Box::new(|_| Box::new(|_, out: &mut Vec<u8>| encode(out, &[b"PING"]))),
+            Box::new(|_| Box::new(|_, out: &mut Vec<u8>| encode_into(out, &[b"PING"]))),
         ),
         w(
             "GETBIT",
@@ -552,7 +543,7 @@ fn main() {
             Box::new(|_| {
                 Box::new(|i, out: &mut Vec<u8>| {
                     let offset = (mix(i) % 100_000_000).to_string();
-                    encode(out, &[b"GETBIT", b"bits", offset.as_bytes()]);
+                    encode_into(out, &[b"GETBIT".as_slice(), b"bits", offset.as_bytes()]);
                 })
             }),
         ),
@@ -566,7 +557,10 @@ fn main() {
             Box::new(|_| {
                 Box::new(|i, out: &mut Vec<u8>| {
                     let offset = (mix(i) % 100_000_000).to_string();
-                    encode(out, &[b"SETBIT", b"bits", offset.as_bytes(), b"1"]);
+                    encode_into(
+                        out,
+                        &[b"SETBIT".as_slice(), b"bits", offset.as_bytes(), b"1"],
+                    );
                 })
             }),
         ),
@@ -795,7 +789,7 @@ fn main() {
     }
     let mut targets = vec![Target::start(
         "redbloom",
-        &common::module_path(),
+        &support::module_path(),
         server_cpu,
     )];
     if let Some(path) = &reference {
@@ -817,7 +811,7 @@ fn main() {
             if target.name != "redbloom" && !filter.on_reference {
                 continue;
             }
-            let reply = common::call(&mut target.conn, filter.create);
+            let reply = support::call(&mut target.conn, filter.create);
             assert!(
                 !matches!(reply, Reply::Error(_)),
                 "{}: {reply:?}",
@@ -860,9 +854,9 @@ fn main() {
                 let target = &mut targets[t];
                 if let Some((key, create)) = workload.prepare {
                     let key = key.replace("{r}", &round.to_string());
-                    if common::call(&mut target.conn, &format!("EXISTS {key}")).int() == 0 {
+                    if support::call(&mut target.conn, &format!("EXISTS {key}")).int() == 0 {
                         let create = create.replace("{r}", &round.to_string());
-                        let reply = common::call(&mut target.conn, &create);
+                        let reply = support::call(&mut target.conn, &create);
                         assert!(!matches!(reply, Reply::Error(_)), "{create}: {reply:?}");
                     }
                 }
@@ -965,16 +959,16 @@ fn main() {
         let mut cells = Vec::new();
         let mut items = 0;
         for target in targets.iter_mut() {
-            if common::call(&mut target.conn, &format!("EXISTS {key}")).int() == 0 {
+            if support::call(&mut target.conn, &format!("EXISTS {key}")).int() == 0 {
                 continue;
             }
-            let n = match common::call(&mut target.conn, &format!("{count} {key}")) {
+            let n = match support::call(&mut target.conn, &format!("{count} {key}")) {
                 Reply::Int(n) => n,
                 Reply::Array(Some(v)) => v[7].int(),
                 other => panic!("{other:?}"),
             };
             items = items.max(n);
-            cells.push(common::call(&mut target.conn, &format!("MEMORY USAGE {key}")).int());
+            cells.push(support::call(&mut target.conn, &format!("MEMORY USAGE {key}")).int());
         }
         if cells.is_empty() {
             continue;
@@ -988,7 +982,7 @@ fn main() {
     }
     let conn = &mut targets[0].conn;
     for key in ["bf1m", "bf100m", "bf100mblk"] {
-        if common::call(conn, &format!("EXISTS {key}")).int() == 0 {
+        if support::call(conn, &format!("EXISTS {key}")).int() == 0 {
             continue;
         }
         let mut false_positives = 0;
@@ -1002,7 +996,7 @@ fn main() {
             }
             false_positives += conn.call(&cmd).ints().iter().sum::<i64>();
         }
-        let items = common::call(conn, &format!("BF.INFO {key} ITEMS")).ints()[0];
+        let items = support::call(conn, &format!("BF.INFO {key} ITEMS")).ints()[0];
         println!(
             "\nfalse-positive rate of {key} (0.01, {items} items) on {probes} absent items: {:.4} %",
             false_positives as f64 * 100.0 / probes as f64

@@ -18,6 +18,9 @@
 //! `make bench-stall` (or `cargo bench --bench stall`). `REDBLOOM_MODULE` overrides the
 //! module under test, `REDBLOOM_SERVER` the server binary.
 
+#[path = "../tests/it/support/mod.rs"]
+mod support;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
@@ -58,13 +61,9 @@ impl Conn {
     }
 
     fn call(&mut self, args: &[&[u8]]) -> Value {
-        let mut out = format!("*{}\r\n", args.len()).into_bytes();
-        for arg in args {
-            out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
-            out.extend_from_slice(arg);
-            out.extend_from_slice(b"\r\n");
-        }
-        self.writer.write_all(&out).expect("send");
+        self.writer
+            .write_all(&support::resp::encode(args))
+            .expect("send");
         self.read()
     }
 

@@ -6,12 +6,13 @@
 //!
 //! `cargo bench --bench wbf`; `WBF_ITEMS` (default 200000) and `WBF_ROUNDS` (default 5).
 
-#[path = "../tests/common/mod.rs"]
-mod common;
+#[path = "../tests/it/support/mod.rs"]
+mod support;
 
-use common::{RawConnection, Reply, Server};
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
+use support::resp::encode_into;
+use support::{RawConnection, Reply, Server};
 
 const PIPELINE: usize = 256;
 
@@ -20,15 +21,6 @@ fn main_thread_cpu_ns(pid: u32) -> u64 {
     let stat =
         std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/schedstat")).expect("schedstat");
     stat.split(' ').next().unwrap().parse().expect("run time")
-}
-
-fn encode(out: &mut Vec<u8>, args: &[&[u8]]) {
-    out.extend_from_slice(format!("*{}\r\n", args.len()).as_bytes());
-    for arg in args {
-        out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
-        out.extend_from_slice(arg);
-        out.extend_from_slice(b"\r\n");
-    }
 }
 
 /// Sends `command key item` for every item, `PIPELINE` at a time, and reads every (integer)
@@ -43,7 +35,7 @@ fn run(port: u16, pid: u32, command: &str, key: &str, items: &[String]) -> f64 {
     for batch in items.chunks(PIPELINE) {
         let mut out = Vec::new();
         for item in batch {
-            encode(
+            encode_into(
                 &mut out,
                 &[command.as_bytes(), key.as_bytes(), item.as_bytes()],
             );

@@ -2,7 +2,7 @@
 # Installs what building and testing redbloom needs on Debian: libclang (bindgen in the
 # redis-module crate), redis-server (the integration tests), Node.js and npm with the
 # pinned node-redis of tests/clients/node, and redis-py in the project's .venv (the
-# real-client tests, tests/clients.rs). Does nothing when present.
+# real-client tests, tests/it/clients.rs). Does nothing when present.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."

@@ -87,7 +87,7 @@ mod tests {
     use super::*;
 
     /// The allocation check behind "a 1 TiB RESERVE is an error reply" (found by
-    /// tests/hostile_input.rs: with the ceiling raised, Redis' allocator granted 1 TiB and
+    /// tests/it/hostile_input.rs: with the ceiling raised, Redis' allocator granted 1 TiB and
     /// zeroing it grew the server until it was killed).
     #[test]
     fn huge_requests_are_refused_before_the_allocator() {

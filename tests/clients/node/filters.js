@@ -1,6 +1,6 @@
 // node-redis against redbloom: every bf.* and cf.* method node-redis has, with the values
 // its documentation promises (booleans, numbers, objects for INFO), once with the default
-// client (RESP3 in node-redis 6) and once with `RESP: 2`. Run by tests/clients.rs with the
+// client (RESP3 in node-redis 6) and once with `RESP: 2`. Run by tests/it/clients.rs with the
 // server's port in REDBLOOM_PORT; exits non-zero on the first failed assertion.
 'use strict';
 

@@ -1,6 +1,6 @@
 """redis-py against redbloom, with protocol=2 and protocol=3: the bf() and cf() commands
 give the values redis-py documents (add -> True under RESP3, usable BFInfo/CFInfo objects).
-Run by tests/clients.rs with the server's port in REDBLOOM_PORT; exits non-zero on the first
+Run by tests/it/clients.rs with the server's port in REDBLOOM_PORT; exits non-zero on the first
 failed assertion."""
 
 import os

@@ -1,0 +1,8 @@
+//! BF.*: commands and their replies, SCANDUMP/LOADCHUNK, persistence, replication, and
+//! the BLOCKED layout.
+
+mod blocked;
+mod commands;
+mod dump;
+mod persistence;
+mod replication;

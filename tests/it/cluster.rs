@@ -1,0 +1,165 @@
+//! Redis Cluster: three masters on loopback, each with the module; filters spread over
+//! slots through a cluster client, MOVED for a wrong node, hash tags keep keys together.
+
+use crate::support::{wait_until, Reply, Server};
+use redis::cluster::ClusterClient;
+use std::process::Command;
+
+fn start_cluster() -> Vec<Server> {
+    let cluster_args = [
+        "--cluster-enabled",
+        "yes",
+        "--cluster-config-file",
+        "nodes.conf",
+        "--cluster-node-timeout",
+        "5000",
+    ];
+    let nodes: Vec<Server> = (0..3).map(|_| Server::start_with(&cluster_args)).collect();
+    let mut create = Command::new(crate::support::cli_binary());
+    create.arg("--cluster").arg("create");
+    for node in &nodes {
+        create.arg(format!("127.0.0.1:{}", node.port));
+    }
+    let output = create
+        .arg("--cluster-yes")
+        .output()
+        .expect("run redis-cli --cluster create");
+    assert!(
+        output.status.success(),
+        "cluster create failed: {}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    for node in &nodes {
+        let mut conn = node.raw();
+        wait_until("cluster_state:ok", || {
+            conn.call(&["CLUSTER", "INFO"])
+                .text()
+                .contains("cluster_state:ok")
+        });
+    }
+    nodes
+}
+
+/// The node that serves `key`, from the cluster's slot map.
+fn owner<'a>(nodes: &'a [Server], key: &str) -> &'a Server {
+    let mut conn = nodes[0].raw();
+    let slot = conn.call(&["CLUSTER", "KEYSLOT", key]).int();
+    for range in conn.call(&["CLUSTER", "SLOTS"]).array() {
+        let range = range.array();
+        let (start, end) = (range[0].int(), range[1].int());
+        let port = range[2].array()[1].int();
+        if (start..=end).contains(&slot) {
+            return nodes
+                .iter()
+                .find(|n| i64::from(n.port) == port)
+                .expect("owner among our nodes");
+        }
+    }
+    panic!("no owner for slot {slot}");
+}
+
+#[test]
+fn filters_spread_over_a_three_master_cluster() {
+    let nodes = start_cluster();
+    let urls: Vec<String> = nodes
+        .iter()
+        .map(|n| format!("redis://127.0.0.1:{}/", n.port))
+        .collect();
+    let client = ClusterClient::new(urls).expect("cluster client");
+    let mut conn = client.get_connection().expect("cluster connection");
+
+    // 1,000 filter keys over the slots, written and read through the cluster client.
+    for i in 0..1000 {
+        let key = format!("filter:{i}");
+        let (command, check) = match i % 2 {
+            0 => ("BF.ADD", "BF.EXISTS"),
+            _ => ("CF.ADD", "CF.EXISTS"),
+        };
+        let added: i64 = redis::cmd(command)
+            .arg(&key)
+            .arg(format!("item:{i}"))
+            .query(&mut conn)
+            .expect("add");
+        assert_eq!(added, 1, "{key}");
+        let found: i64 = redis::cmd(check)
+            .arg(&key)
+            .arg(format!("item:{i}"))
+            .query(&mut conn)
+            .expect("exists");
+        assert_eq!(found, 1, "{key}");
+    }
+    // Every master holds a share of them.
+    let sizes: Vec<i64> = nodes
+        .iter()
+        .map(|n| n.raw().call(&["DBSIZE"]).int())
+        .collect();
+    assert_eq!(sizes.iter().sum::<i64>(), 1000);
+    assert!(sizes.iter().all(|&n| n > 200), "uneven spread {sizes:?}");
+
+    // A node that does not own the key redirects, for reads and writes alike.
+    let key = "filter:7";
+    let right = owner(&nodes, key);
+    let wrong = nodes.iter().find(|n| n.port != right.port).unwrap();
+    let slot = right.raw().call(&["CLUSTER", "KEYSLOT", key]).int();
+    let moved = format!("MOVED {slot} 127.0.0.1:{}", right.port);
+    let mut wrong_conn = wrong.raw();
+    for command in [
+        vec!["CF.EXISTS", key, "item:7"],
+        vec!["CF.ADD", key, "other"],
+        vec!["BF.RESERVE", key, "0.01", "100"],
+        vec!["CF.INFO", key],
+    ] {
+        assert_eq!(
+            wrong_conn.call(&command),
+            Reply::Error(moved.clone()),
+            "{command:?}"
+        );
+    }
+    assert_eq!(
+        right.raw().call(&["CF.EXISTS", key, "item:7"]),
+        Reply::Int(1)
+    );
+
+    // Hash-tagged keys of one logical filter family stay on one node and one slot.
+    let tagged = ["{user}:bf", "{user}:cf", "{user}:bf:2"];
+    let home = owner(&nodes, tagged[0]);
+    for key in tagged {
+        assert_eq!(owner(&nodes, key).port, home.port, "{key}");
+    }
+    let _: () = redis::cmd("BF.RESERVE")
+        .arg(tagged[0])
+        .arg("0.01")
+        .arg(1000)
+        .query(&mut conn)
+        .unwrap();
+    let _: Vec<i64> = redis::cmd("CF.INSERT")
+        .arg(tagged[1])
+        .arg("ITEMS")
+        .arg("a")
+        .arg("b")
+        .query(&mut conn)
+        .unwrap();
+    let _: i64 = redis::cmd("BF.ADD")
+        .arg(tagged[2])
+        .arg("a")
+        .query(&mut conn)
+        .unwrap();
+    let mut home_conn = home.raw();
+    for key in tagged {
+        assert_ne!(home_conn.call(&["EXISTS", key]), Reply::Int(0), "{key}");
+    }
+    // The key specs let the server find the key of each command.
+    assert_eq!(
+        home_conn.call(&[
+            "COMMAND",
+            "GETKEYS",
+            "BF.INSERT",
+            "k",
+            "CAPACITY",
+            "10",
+            "ITEMS",
+            "a"
+        ]),
+        Reply::Array(Some(vec![Reply::Bulk(Some(b"k".to_vec()))]))
+    );
+}

@@ -1,0 +1,24 @@
+//! The integration tests, one binary: each test starts a real redis-server (or
+//! valkey-server, `REDBLOOM_SERVER`) with the freshly built module on a free loopback port
+//! (`support::server`), talks to it with a real client and stops it. One module per
+//! concern; per filter family (bf, cf, cbf, wbf) its commands, dumps, persistence and
+//! replication. Run one concern or family with a name filter, e.g. `cargo test --test it cf::`
+//! (filters are substrings: `bf::` also matches `cbf::` and `wbf::`).
+
+mod support;
+
+mod bf;
+mod cbf;
+mod cf;
+mod clients;
+mod cluster;
+mod docs;
+mod durability;
+mod effects;
+mod fixtures_redisbloom;
+mod hostile_input;
+mod large_filters;
+mod replica_consistency;
+mod resp3;
+mod server;
+mod wbf;

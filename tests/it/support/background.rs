@@ -1,0 +1,86 @@
+//! Waiting for what a server does in the background: replicas syncing, AOF rewrites,
+//! background saves; and the INFO fields those waits read.
+
+use super::resp::{RawConnection, Reply};
+use super::server::{probe_info, slowdown, Server};
+use std::time::{Duration, Instant};
+
+/// One field of an INFO section (`name:value` line), e.g. `master_repl_offset`.
+pub fn info_field(conn: &mut RawConnection, section: &str, name: &str) -> String {
+    let info = conn.call(&["INFO", section]).text();
+    let prefix = format!("{name}:");
+    info.lines()
+        .find_map(|line| line.strip_prefix(&prefix))
+        .unwrap_or_else(|| panic!("no {name} in INFO {section}"))
+        .trim()
+        .to_string()
+}
+
+/// Whether the server under test is Valkey (its INFO names it), not Redis.
+pub fn is_valkey(conn: &mut RawConnection) -> bool {
+    conn.call(&["INFO", "server"])
+        .text()
+        .contains("server_name:valkey")
+}
+
+/// Polls until `f` holds or 10 s pass.
+pub fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10) * slowdown();
+    while !f() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Starts a replica of `master` and waits until it is in sync.
+pub fn start_replica(master: &Server) -> Server {
+    let replica = Server::start_with(&["--replicaof", "127.0.0.1", &master.port.to_string()]);
+    // Probed on fresh connections: one may be reset while the first sync sets up.
+    wait_until("replica sync", || {
+        probe_info(replica.port, "replication")
+            .is_ok_and(|info| info.is_ok_and(|text| text.contains("master_link_status:up")))
+    });
+    // The full sync was the master's background save of every module value.
+    wait_for_bgsave(&mut master.raw());
+    replica
+}
+
+/// Waits until every write so far reached the replicas (`WAIT n 10000`).
+pub fn wait_for_replicas(conn: &mut RawConnection, replicas: i64) {
+    let acked = conn.call(&["WAIT", &replicas.to_string(), "10000"]).int();
+    assert_eq!(acked, replicas, "replicas did not acknowledge");
+}
+
+/// Starts BGREWRITEAOF and waits until the rewrite finished, successfully.
+pub fn rewrite_aof(conn: &mut RawConnection) {
+    let reply = conn.call(&["BGREWRITEAOF"]);
+    assert!(matches!(reply, Reply::Simple(_)), "BGREWRITEAOF: {reply:?}");
+    wait_for_aof_rewrite(conn);
+}
+
+/// Waits until no AOF rewrite runs or is scheduled, and checks that the last one
+/// succeeded (a forked child that crashed while writing a module value reports `err`).
+pub fn wait_for_aof_rewrite(conn: &mut RawConnection) {
+    wait_until("the AOF rewrite", || {
+        info_field(conn, "persistence", "aof_rewrite_in_progress") == "0"
+            && info_field(conn, "persistence", "aof_rewrite_scheduled") == "0"
+    });
+    assert_eq!(
+        info_field(conn, "persistence", "aof_last_bgrewrite_status"),
+        "ok",
+        "the last AOF rewrite failed"
+    );
+}
+
+/// Waits until no background RDB save runs, and checks that the last one succeeded
+/// (full resynchronisations of replicas are such saves too).
+pub fn wait_for_bgsave(conn: &mut RawConnection) {
+    wait_until("the background save", || {
+        info_field(conn, "persistence", "rdb_bgsave_in_progress") == "0"
+    });
+    assert_eq!(
+        info_field(conn, "persistence", "rdb_last_bgsave_status"),
+        "ok",
+        "the last background save failed"
+    );
+}

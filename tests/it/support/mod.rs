@@ -1,0 +1,31 @@
+//! What the integration tests share: a real server per test ([`server`]), RESP on the
+//! wire ([`resp`]), expected replies ([`replies`]), background waits ([`background`]),
+//! whole SCANDUMP/LOADCHUNK ([`scandump`]), the DUMP payload codec ([`dump_payload`]) with
+//! its CRC64 ([`crc64`]), one deterministic generator ([`rng`]), and per-family helpers
+//! ([`bf`], [`cf`], [`cbf`], [`wbf`]). The benchmarks include this folder too (`#[path]`),
+//! so everything here refers to its siblings through `super::`.
+// Not every test module (nor every benchmark including this folder) uses every helper.
+#![allow(dead_code, unused_imports)]
+
+pub mod background;
+pub mod bf;
+pub mod cbf;
+pub mod cf;
+pub mod crc64;
+pub mod dump_payload;
+pub mod replies;
+pub mod resp;
+pub mod rng;
+pub mod scandump;
+pub mod server;
+pub mod wbf;
+
+pub use background::{
+    info_field, is_valkey, rewrite_aof, start_replica, wait_for_aof_rewrite, wait_for_bgsave,
+    wait_for_replicas, wait_until,
+};
+pub use crc64::{crc64_jones, with_crc};
+pub use resp::{call, expect, pipeline_expect, RawConnection, Reply};
+pub use rng::Rng;
+pub use scandump::{loadchunks, scandump};
+pub use server::{cli_binary, module_path, server_binary, Server, TempDir};

@@ -1,0 +1,6 @@
+//! WBF.*: commands and their replies (windows, SCANDUMP/LOADCHUNK, hostile input, COPY,
+//! events, INFO, RESP3), persistence, replication.
+
+mod commands;
+mod persistence;
+mod replication;
