@@ -11,7 +11,8 @@
 //! core and the client to another (`taskset`) when the machine has two; `E2E_PIN=0` turns
 //! that off.
 //!
-//! `make bench-e2e` (or `cargo bench --bench e2e`); `E2E_ROUNDS` (default 5), `E2E_SCALE`
+//! `make bench-e2e` (or `cargo bench --bench e2e`); `E2E_REFERENCE_IS_REDBLOOM=1` when the
+//! reference is another redbloom build (every workload then runs on both); `E2E_ROUNDS` (default 5), `E2E_SCALE`
 //! (default 1.0; multiplies every operation count) and `E2E_ONLY` (comma-separated
 //! substrings of workload names; only the filters those need are set up) tune the run.
 //! Workloads and filters are two tables in `main`: a new comparison (e.g. a layout option
@@ -396,7 +397,7 @@ fn main() {
     // to a quarter: the Cuckoo filter stays below the load (~31 % with 8-bit fingerprints
     // and 2^23 buckets) where its kick-outs start failing and it grows (its adds are deleted
     // again in the same round).
-    let filters = [
+    let mut filters = [
         Filter {
             key: "bits",
             create: "SETBIT bits 100000000 0",
@@ -473,6 +474,11 @@ fn main() {
             on_reference: true,
         },
     ];
+    // Another redbloom build as the reference (comparing two builds): it has every type
+    // and option, so every workload runs on both.
+    if std::env::var("E2E_REFERENCE_IS_REDBLOOM").is_ok_and(|v| v == "1") {
+        filters.iter_mut().for_each(|f| f.on_reference = true);
+    }
 
     const ADD_10M: (&str, &str) = ("add10m:{r}", "BF.RESERVE add10m:{r} 0.01 10000000");
     let n = scaled(400_000);

@@ -42,6 +42,21 @@ pub struct Chain {
     mem: u64,
 }
 
+/// Requests the cache line of every item's block in a blocked link.
+#[inline]
+fn prefetch_blocks(link: &Link, pairs: &[HashPair]) {
+    for &pair in pairs {
+        link.prefetch_block(pair);
+    }
+}
+
+/// The group after group `g` of `pairs` (empty after the last).
+#[inline]
+fn next_group(pairs: &[HashPair], g: usize) -> &[HashPair] {
+    let start = ((g + 1) * GROUP).min(pairs.len());
+    &pairs[start..(start + GROUP).min(pairs.len())]
+}
+
 impl Chain {
     /// A filter as BF.RESERVE / BF.ADD / BF.INSERT create it. A scaling filter's first link
     /// already gets half the requested error, so the chain's compound error stays under it.
@@ -209,11 +224,19 @@ impl Chain {
         mut emit: impl FnMut(AddOutcome) -> bool,
     ) {
         let mut positions = Vec::new();
-        for group in pairs.chunks(GROUP) {
+        if let Some(newest) = self.links.last().filter(|link| link.blocked) {
+            prefetch_blocks(newest, pairs.chunks(GROUP).next().unwrap_or_default());
+        }
+        for (g, group) in pairs.chunks(GROUP).enumerate() {
             let links_before = self.links.len();
             let newest = self.links.last().expect("a chain always has a link");
             let k = newest.hashes as usize;
             positions.clear();
+            if newest.blocked {
+                // This group's lines were requested one group ago; request the next
+                // group's now, so they arrive while this one is added.
+                prefetch_blocks(newest, next_group(pairs, g));
+            }
             for &pair in group {
                 newest.push_positions_prefetched(pair, &mut positions);
             }
@@ -236,11 +259,22 @@ impl Chain {
         let mut positions = Vec::new();
         let mut found = [false; GROUP];
         let mut pending = [0usize; GROUP];
-        for group in pairs.chunks(GROUP) {
+        for (g, group) in pairs.chunks(GROUP).enumerate() {
             let found = &mut found[..group.len()];
             found.fill(false);
             for link in self.links.iter().rev() {
                 if link.is_cache_resident() {
+                    for (hit, &pair) in found.iter_mut().zip(group) {
+                        *hit = *hit || link.check_bit_by_bit(pair);
+                    }
+                } else if link.blocked {
+                    // One cache line per item. The first group requests its own lines in a
+                    // tight loop, so the misses overlap; every group requests the next
+                    // group's before testing its own, which arrived meanwhile.
+                    if g == 0 {
+                        prefetch_blocks(link, group);
+                    }
+                    prefetch_blocks(link, next_group(pairs, g));
                     for (hit, &pair) in found.iter_mut().zip(group) {
                         *hit = *hit || link.check_bit_by_bit(pair);
                     }

@@ -302,6 +302,12 @@ impl Link {
         Some(out)
     }
 
+    /// Requests the cache line of a blocked item's block.
+    #[inline]
+    pub fn prefetch_block(&self, pair: HashPair) {
+        prefetch(&self.data, (self.blocked_item(pair).base >> 3) as usize);
+    }
+
     /// Appends the item's positions to `out` and requests their cache lines.
     #[inline]
     pub(crate) fn push_positions_prefetched(&self, pair: HashPair, out: &mut Vec<u64>) {
