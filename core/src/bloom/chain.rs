@@ -176,11 +176,21 @@ impl Chain {
         newest_positions: Option<&[u64]>,
         max_bytes: u64,
     ) -> AddOutcome {
+        if newest_positions.is_some() {
+            return self.add_at(pair, newest_positions, max_bytes);
+        }
+        // The buffer is 512 bytes to zero per item: only set up when the positions are
+        // not known yet (batches compute them for a whole group).
+        let mut buf = [0u64; POSITION_BUFFER];
+        let newest = self.links.last().expect("a chain always has a link");
+        let positions = newest.positions_prefetched_into(pair, &mut buf);
+        self.add_at(pair, positions, max_bytes)
+    }
+
+    /// Adds an item, given its positions in the newest link where they fit the buffer.
+    fn add_at(&mut self, pair: HashPair, positions: Option<&[u64]>, max_bytes: u64) -> AddOutcome {
         let last = self.links.len() - 1;
         let newest = &self.links[last];
-        let mut buf = [0u64; POSITION_BUFFER];
-        let positions =
-            newest_positions.or_else(|| newest.positions_prefetched_into(pair, &mut buf));
         let in_newest = match positions {
             Some(p) => newest.check_positions(p),
             None => newest.check(pair),
@@ -259,7 +269,7 @@ impl Chain {
         let mut positions = Vec::new();
         let mut found = [false; GROUP];
         let mut pending = [0usize; GROUP];
-        for (g, group) in pairs.chunks(GROUP).enumerate() {
+        for group in pairs.chunks(GROUP) {
             let found = &mut found[..group.len()];
             found.fill(false);
             for link in self.links.iter().rev() {
@@ -268,13 +278,13 @@ impl Chain {
                         *hit = *hit || link.check_bit_by_bit(pair);
                     }
                 } else if link.blocked {
-                    // One cache line per item. The first group requests its own lines in a
-                    // tight loop, so the misses overlap; every group requests the next
-                    // group's before testing its own, which arrived meanwhile.
-                    if g == 0 {
-                        prefetch_blocks(link, group);
+                    // One cache line per item: request every waiting item's line in a
+                    // tight loop first, so the misses overlap, then test the bits.
+                    for (hit, &pair) in found.iter().zip(group) {
+                        if !hit {
+                            link.prefetch_block(pair);
+                        }
                     }
-                    prefetch_blocks(link, next_group(pairs, g));
                     for (hit, &pair) in found.iter_mut().zip(group) {
                         *hit = *hit || link.check_bit_by_bit(pair);
                     }
@@ -506,6 +516,42 @@ mod tests {
             many.contains_each(&probes, |hit| found.push(hit));
             let expected: Vec<bool> = probes.iter().map(|&p| one.contains(p)).collect();
             proptest::prop_assert_eq!(found, expected);
+        }
+    }
+
+    /// The batch paths of links larger than the caches (positions computed and lines
+    /// requested a group at a time, the next group's blocks requested early in the blocked
+    /// layout) equal one call after another, across a link being added mid-batch.
+    #[test]
+    fn large_link_batches_equal_sequential_calls() {
+        for blocked in [false, true] {
+            let mut one = Chain::with_layout(1_000_000, 0.01, 2, true, blocked, u64::MAX).unwrap();
+            assert!(!one.links()[0].is_cache_resident());
+            let mut many = one.clone();
+            let pairs: Vec<HashPair> = (0u32..1_050_000)
+                .map(|i| one.hash(&(i % 1_040_000).to_le_bytes()))
+                .collect();
+            let expected: Vec<AddOutcome> = pairs.iter().map(|&p| one.add(p, u64::MAX)).collect();
+            let mut got = Vec::new();
+            for batch in pairs.chunks(100) {
+                many.add_each(batch, u64::MAX, |outcome| {
+                    got.push(outcome);
+                    true
+                });
+            }
+            assert_eq!(got, expected, "blocked: {blocked}");
+            assert_eq!(many.links().len(), 2);
+            assert!(many == one, "blocked: {blocked}");
+            let probes: Vec<HashPair> = (1_000_000u32..1_100_000)
+                .map(|i| one.hash(&i.to_le_bytes()))
+                .collect();
+            let mut found = Vec::new();
+            for batch in probes.chunks(100) {
+                many.contains_each(batch, |hit| found.push(hit));
+            }
+            let expected: Vec<bool> = probes.iter().map(|&p| one.contains(p)).collect();
+            assert_eq!(found, expected, "blocked: {blocked}");
+            assert!(found[..40_000].iter().all(|&hit| hit));
         }
     }
 
