@@ -3,14 +3,14 @@
 //! `redbloom-core` crate.
 //!
 //! Layers, each using only those below it: [`api`] (the module API, the only `unsafe`) ←
-//! [`errors`], [`config`], [`stats`], [`types`], [`options`], [`write`] ← [`bloom`] (the
-//! handlers BF and CBF share) ← the families [`bf`], [`cf`], [`cbf`], [`wbf`] (handlers,
-//! parsing, command table) ← this file, which registers the families' tables.
+//! [`errors`], [`config`], [`stats`], [`types`], [`options`], [`write`] ← the families
+//! [`bf`], [`cf`], [`cbf`], [`wbf`] (handlers, parsing, command table; CBF runs BF's
+//! handlers, generic over [`bf::BloomKind`]) ← this file, which registers the families'
+//! tables.
 #![deny(unsafe_code)]
 
 pub mod api;
 pub mod bf;
-pub mod bloom;
 pub mod cbf;
 pub mod cf;
 pub mod command_table;

@@ -1,9 +1,9 @@
 //! The BF.* command table: what Redis is told about each command (COMPAT §9).
 
+use super::handlers;
 use super::ACL_CATEGORY;
 use crate::api::commands::Command;
 use crate::api::commands::KeyAccess::{Read, Write};
-use crate::bloom::handlers as bloom;
 use crate::command_entry;
 use crate::command_table::{
     CAPACITY_COMPLEXITY, KEY, KEY_ITEM, KEY_ITEMS, LOADCHUNK_ARGS, LOADCHUNK_SUMMARY, READ_ONLY,
@@ -23,7 +23,7 @@ pub fn commands() -> Vec<Command> {
     vec![
         Command {
             name: "bf.reserve",
-            handler: command_entry!(bloom::reserve::<Chain>),
+            handler: command_entry!(handlers::reserve::<Chain>),
             flags: WRITE_MAY_ALLOCATE,
             arity: -4,
             key: Write,
@@ -35,7 +35,7 @@ pub fn commands() -> Vec<Command> {
         },
         Command {
             name: "bf.add",
-            handler: command_entry!(bloom::add::<Chain>),
+            handler: command_entry!(handlers::add::<Chain>),
             flags: WRITE_MAY_ALLOCATE,
             arity: 3,
             key: Write,
@@ -47,7 +47,7 @@ pub fn commands() -> Vec<Command> {
         },
         Command {
             name: "bf.madd",
-            handler: command_entry!(bloom::madd::<Chain>),
+            handler: command_entry!(handlers::madd::<Chain>),
             flags: WRITE_MAY_ALLOCATE,
             arity: -3,
             key: Write,
@@ -59,7 +59,7 @@ pub fn commands() -> Vec<Command> {
         },
         Command {
             name: "bf.insert",
-            handler: command_entry!(bloom::insert::<Chain>),
+            handler: command_entry!(handlers::insert::<Chain>),
             flags: WRITE_MAY_ALLOCATE,
             arity: -4,
             key: Write,
@@ -71,7 +71,7 @@ pub fn commands() -> Vec<Command> {
         },
         Command {
             name: "bf.exists",
-            handler: command_entry!(bloom::exists::<Chain>),
+            handler: command_entry!(handlers::exists::<Chain>),
             flags: READ_ONLY,
             arity: 3,
             key: Read,
@@ -83,7 +83,7 @@ pub fn commands() -> Vec<Command> {
         },
         Command {
             name: "bf.mexists",
-            handler: command_entry!(bloom::mexists::<Chain>),
+            handler: command_entry!(handlers::mexists::<Chain>),
             flags: READ_ONLY,
             arity: -3,
             key: Read,
@@ -95,7 +95,7 @@ pub fn commands() -> Vec<Command> {
         },
         Command {
             name: "bf.info",
-            handler: command_entry!(bloom::info::<Chain>),
+            handler: command_entry!(handlers::info::<Chain>),
             flags: READ_ONLY,
             arity: -2,
             key: Read,
@@ -107,7 +107,7 @@ pub fn commands() -> Vec<Command> {
         },
         Command {
             name: "bf.card",
-            handler: command_entry!(bloom::card::<Chain>),
+            handler: command_entry!(handlers::card::<Chain>),
             flags: READ_ONLY,
             arity: 2,
             key: Read,
@@ -119,7 +119,7 @@ pub fn commands() -> Vec<Command> {
         },
         Command {
             name: "bf.debug",
-            handler: command_entry!(bloom::debug::<Chain>),
+            handler: command_entry!(handlers::debug::<Chain>),
             flags: READ_ONLY,
             arity: 2,
             key: Read,
@@ -131,7 +131,7 @@ pub fn commands() -> Vec<Command> {
         },
         Command {
             name: "bf.scandump",
-            handler: command_entry!(bloom::scandump::<Chain>),
+            handler: command_entry!(handlers::scandump::<Chain>),
             flags: READ_ONLY,
             arity: 3,
             key: Read,
@@ -143,7 +143,7 @@ pub fn commands() -> Vec<Command> {
         },
         Command {
             name: "bf.loadchunk",
-            handler: command_entry!(bloom::loadchunk::<Chain>),
+            handler: command_entry!(handlers::loadchunk::<Chain>),
             flags: WRITE_MAY_ALLOCATE,
             arity: 4,
             key: Write,

@@ -1,6 +1,6 @@
 //! The BF.* adapter: what the classic chain gives the shared Bloom handlers.
 
-use crate::bloom::{BloomKind, Summary};
+use super::{BloomKind, Summary};
 use crate::types::BLOOM_TYPE;
 use redbloom_core::bloom::chain::{AddOutcome, Chain};
 use redbloom_core::bloom::dump::{self as bloom_dump, DumpError};

@@ -3,7 +3,7 @@
 use super::{handlers, ACL_CATEGORY};
 use crate::api::commands::Command;
 use crate::api::commands::KeyAccess::{Read, Write};
-use crate::bloom::handlers as bloom;
+use crate::bf::handlers as bf;
 use crate::command_entry;
 use crate::command_table::{
     CAPACITY_COMPLEXITY, KEY, KEY_ITEM, KEY_ITEMS, LOADCHUNK_ARGS, LOADCHUNK_SUMMARY, READ_ONLY,
@@ -23,7 +23,7 @@ pub fn commands() -> Vec<Command> {
     vec![
         Command {
             name: "cbf.reserve",
-            handler: command_entry!(bloom::reserve::<CountingChain>),
+            handler: command_entry!(bf::reserve::<CountingChain>),
             flags: WRITE_MAY_ALLOCATE,
             arity: -4,
             key: Write,
@@ -35,7 +35,7 @@ pub fn commands() -> Vec<Command> {
         },
         Command {
             name: "cbf.add",
-            handler: command_entry!(bloom::add::<CountingChain>),
+            handler: command_entry!(bf::add::<CountingChain>),
             flags: WRITE_MAY_ALLOCATE,
             arity: 3,
             key: Write,
@@ -47,7 +47,7 @@ pub fn commands() -> Vec<Command> {
         },
         Command {
             name: "cbf.madd",
-            handler: command_entry!(bloom::madd::<CountingChain>),
+            handler: command_entry!(bf::madd::<CountingChain>),
             flags: WRITE_MAY_ALLOCATE,
             arity: -3,
             key: Write,
@@ -59,7 +59,7 @@ pub fn commands() -> Vec<Command> {
         },
         Command {
             name: "cbf.insert",
-            handler: command_entry!(bloom::insert::<CountingChain>),
+            handler: command_entry!(bf::insert::<CountingChain>),
             flags: WRITE_MAY_ALLOCATE,
             arity: -4,
             key: Write,
@@ -71,7 +71,7 @@ pub fn commands() -> Vec<Command> {
         },
         Command {
             name: "cbf.exists",
-            handler: command_entry!(bloom::exists::<CountingChain>),
+            handler: command_entry!(bf::exists::<CountingChain>),
             flags: READ_ONLY,
             arity: 3,
             key: Read,
@@ -83,7 +83,7 @@ pub fn commands() -> Vec<Command> {
         },
         Command {
             name: "cbf.mexists",
-            handler: command_entry!(bloom::mexists::<CountingChain>),
+            handler: command_entry!(bf::mexists::<CountingChain>),
             flags: READ_ONLY,
             arity: -3,
             key: Read,
@@ -119,7 +119,7 @@ pub fn commands() -> Vec<Command> {
         },
         Command {
             name: "cbf.info",
-            handler: command_entry!(bloom::info::<CountingChain>),
+            handler: command_entry!(bf::info::<CountingChain>),
             flags: READ_ONLY,
             arity: -2,
             key: Read,
@@ -131,7 +131,7 @@ pub fn commands() -> Vec<Command> {
         },
         Command {
             name: "cbf.card",
-            handler: command_entry!(bloom::card::<CountingChain>),
+            handler: command_entry!(bf::card::<CountingChain>),
             flags: READ_ONLY,
             arity: 2,
             key: Read,
@@ -143,7 +143,7 @@ pub fn commands() -> Vec<Command> {
         },
         Command {
             name: "cbf.debug",
-            handler: command_entry!(bloom::debug::<CountingChain>),
+            handler: command_entry!(bf::debug::<CountingChain>),
             flags: READ_ONLY,
             arity: 2,
             key: Read,
@@ -155,7 +155,7 @@ pub fn commands() -> Vec<Command> {
         },
         Command {
             name: "cbf.scandump",
-            handler: command_entry!(bloom::scandump::<CountingChain>),
+            handler: command_entry!(bf::scandump::<CountingChain>),
             flags: READ_ONLY,
             arity: 3,
             key: Read,
@@ -167,7 +167,7 @@ pub fn commands() -> Vec<Command> {
         },
         Command {
             name: "cbf.loadchunk",
-            handler: command_entry!(bloom::loadchunk::<CountingChain>),
+            handler: command_entry!(bf::loadchunk::<CountingChain>),
             flags: WRITE_MAY_ALLOCATE,
             arity: 4,
             key: Write,

@@ -4,7 +4,7 @@ use crate::api::args::Args;
 use crate::api::events::notify_write;
 use crate::api::keys::{existing, Key};
 use crate::api::replies::reply_bool;
-use crate::bloom::filter_or_none;
+use crate::bf::filter_or_none;
 use crate::stats::tracked;
 use crate::types::COUNTING_TYPE;
 use crate::write::Write;

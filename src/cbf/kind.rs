@@ -1,6 +1,6 @@
 //! The CBF.* adapter: what the counting chain gives the shared Bloom handlers.
 
-use crate::bloom::{BloomKind, Summary};
+use crate::bf::{BloomKind, Summary};
 use crate::types::COUNTING_TYPE;
 use redbloom_core::bloom::chain::AddOutcome;
 use redbloom_core::bloom::dump::DumpError;

@@ -1,5 +1,5 @@
 //! CBF.* — the counting Bloom filter (docs/cbf.md). It is BF's chain with 4-bit counters,
-//! so it runs BF's handlers ([`crate::bloom`], through the adapter [`kind`]) — same
+//! so it runs BF's handlers ([`crate::bf::handlers`], through the adapter [`kind`]) — same
 //! arguments, validation order, replies and errors — and adds CBF.DEL and CBF.COUNT
 //! ([`handlers`]). The command table is [`commands`].
 
