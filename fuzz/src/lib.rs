@@ -4,16 +4,16 @@
 //! every accepted filter survives SCANDUMP → LOADCHUNK and RDB save → load unchanged (that is
 //! what AOF rewrites, replicas and restarts rely on).
 
-use redbloom_core::bloom::dump as bloom_dump;
 use redbloom_core::bloom::chain::{AddOutcome, Chain};
-use redbloom_core::counting::{CountingAdd, CountingChain};
+use redbloom_core::bloom::dump as bloom_dump;
 use redbloom_core::counting::dump as counting_dump;
-use redbloom_core::cuckoo::{CuckooFilter, CuckooHash};
+use redbloom_core::counting::{CountingAdd, CountingChain};
 use redbloom_core::cuckoo::dump as cuckoo_dump;
+use redbloom_core::cuckoo::{CuckooFilter, CuckooHash};
 use redbloom_core::hash::HashPair;
 use redbloom_core::rdb::{self, Field, Fields};
-use redbloom_core::window::WindowFilter;
 use redbloom_core::window::dump as window_dump;
+use redbloom_core::window::WindowFilter;
 
 pub mod targets;
 
@@ -252,6 +252,153 @@ pub fn exercise_cuckoo(mut filter: CuckooFilter, input: &mut Input) {
     cf_round_trip(&filter);
 }
 
+/// A counting filter survives the AOF-rewrite sequence (header + every chunk) and an RDB
+/// save → load unchanged.
+pub fn cbf_round_trip(chain: &CountingChain) {
+    let header = counting_dump::header(chain);
+    let mut copy = counting_dump::chain_from_header(&header, u64::MAX)
+        .unwrap_or_else(|e| panic!("the header of an accepted filter is refused: {e:?}"));
+    let mut iter = 1;
+    while let Some((next, data)) = counting_dump::chunk(chain, iter) {
+        counting_dump::load_chunk(&mut copy, next, data).expect("a chunk of SCANDUMP is refused");
+        iter = next;
+    }
+    assert_eq!(&copy, chain, "SCANDUMP → LOADCHUNK changed the filter");
+    let mut fields = Fields::default();
+    rdb::save_counting(chain, &mut fields);
+    let loaded = rdb::load_counting(&mut fields, rdb::COUNTING_ENCODING);
+    assert_eq!(
+        loaded.as_ref(),
+        Some(chain),
+        "RDB save → load changed the filter"
+    );
+}
+
+/// Uses a counting filter a decoder accepted: adds, deletes (only of items added, as a
+/// client may), counts, dumps. An item added more often than deleted must be found.
+pub fn exercise_counting(mut chain: CountingChain, input: &mut Input) {
+    let mut added: Vec<Vec<u8>> = Vec::new();
+    for _ in 0..MAX_OPS {
+        let Some(op) = input.u8() else { break };
+        match op % 8 {
+            0..=3 => {
+                let item = input.item();
+                let pair = chain.hash(&item);
+                if chain.add(pair, MAX_BYTES) == CountingAdd::Added {
+                    added.push(item);
+                }
+            }
+            4 if !added.is_empty() => {
+                let at = usize::from(input.u8().unwrap_or(0)) % added.len();
+                let item = added.swap_remove(at);
+                // A refused delete (several links positive) leaves the item counted.
+                if !chain.delete(chain.hash(&item)) {
+                    added.push(item);
+                }
+            }
+            5 => {
+                let item = input.item();
+                let pair = chain.hash(&item);
+                let _ = (chain.contains(pair), chain.count(pair));
+            }
+            6 => {
+                let _ = (chain.capacity(), chain.mem_usage());
+                let _ = counting_dump::chunk(&chain, input.i64());
+            }
+            _ => cbf_round_trip(&chain),
+        }
+    }
+    for item in &added {
+        assert!(chain.contains(chain.hash(item)), "false negative {item:?}");
+    }
+    cbf_round_trip(&chain);
+}
+
+/// A window filter survives the AOF-rewrite sequence (header + every chunk) and an RDB
+/// save → load unchanged.
+pub fn wbf_round_trip(filter: &WindowFilter) {
+    let header = window_dump::header(filter);
+    let mut copy = window_dump::filter_from_header(&header, u64::MAX)
+        .unwrap_or_else(|e| panic!("the header of an accepted filter is refused: {e:?}"));
+    let mut iter = 1;
+    while let Some((next, data)) = window_dump::chunk(filter, iter) {
+        window_dump::load_chunk(&mut copy, next, data).expect("a chunk of SCANDUMP is refused");
+        iter = next;
+    }
+    assert_eq!(&copy, filter, "SCANDUMP → LOADCHUNK changed the filter");
+    let mut fields = Fields::default();
+    rdb::save_window(filter, &mut fields);
+    let loaded = rdb::load_window(&mut fields, rdb::WINDOW_ENCODING);
+    assert_eq!(
+        loaded.as_ref(),
+        Some(filter),
+        "RDB save → load changed the filter"
+    );
+}
+
+/// Uses a window filter a decoder accepted: adds at times that move forwards and back,
+/// reads, dumps. An item is found right after its add; a counted window finds its last
+/// `l · g` adds; a timed window that received no more adds than its capacity finds every
+/// item within a window of its add (measured in the latest time a write saw); reads never
+/// change the filter.
+pub fn exercise_window(mut filter: WindowFilter, input: &mut Input) {
+    let fresh = filter.counts().iter().all(|&c| c == 0);
+    let mut now = filter.base();
+    let mut written = now;
+    let mut adds: Vec<(Vec<u8>, u64)> = Vec::new();
+    for _ in 0..MAX_OPS {
+        let Some(op) = input.u8() else { break };
+        match op % 8 {
+            0..=3 => {
+                now = now.saturating_add(u64::from(input.u16()));
+                let item = input.item();
+                let pair = HashPair::wide(&item);
+                filter.add(pair, now);
+                assert!(
+                    filter.contains(pair, now),
+                    "false negative right after the add"
+                );
+                written = written.max(now);
+                adds.push((item, now));
+            }
+            4 => now = now.saturating_sub(u64::from(input.u16())),
+            5 => {
+                let before = filter.clone();
+                let at = now.saturating_add(u64::from(input.u16()));
+                let _ = (
+                    filter.contains(HashPair::wide(&input.item()), at),
+                    filter.items(at),
+                );
+                assert_eq!(filter, before, "a read changed the filter");
+            }
+            6 => {
+                let _ = (filter.mem_usage(), filter.stored_items());
+                let _ = window_dump::chunk(&filter, input.i64());
+            }
+            _ => wbf_round_trip(&filter),
+        }
+    }
+    let keep = (u64::from(filter.shape().l) * filter.shape().generation_size) as usize;
+    if !filter.is_timed() {
+        for (item, _) in adds.iter().rev().take(keep) {
+            assert!(
+                filter.contains(HashPair::wide(item), now),
+                "false negative {item:?}"
+            );
+        }
+    } else if fresh && adds.len() as u64 <= filter.capacity() {
+        for (item, at) in &adds {
+            if written < at.saturating_add(filter.window()) {
+                assert!(
+                    filter.contains(HashPair::wide(item), written),
+                    "false negative {item:?}"
+                );
+            }
+        }
+    }
+    wbf_round_trip(&filter);
+}
+
 #[cfg(test)]
 mod seeds {
     //! `cargo test --manifest-path fuzz/Cargo.toml -- --ignored` rewrites `fuzz/seeds/`.
@@ -409,151 +556,4 @@ mod seeds {
         mixed.extend((0..=255u8).rev());
         write("ops", "seed1", &mixed);
     }
-}
-
-/// A counting filter survives the AOF-rewrite sequence (header + every chunk) and an RDB
-/// save → load unchanged.
-pub fn cbf_round_trip(chain: &CountingChain) {
-    let header = counting_dump::header(chain);
-    let mut copy = counting_dump::chain_from_header(&header, u64::MAX)
-        .unwrap_or_else(|e| panic!("the header of an accepted filter is refused: {e:?}"));
-    let mut iter = 1;
-    while let Some((next, data)) = counting_dump::chunk(chain, iter) {
-        counting_dump::load_chunk(&mut copy, next, data).expect("a chunk of SCANDUMP is refused");
-        iter = next;
-    }
-    assert_eq!(&copy, chain, "SCANDUMP → LOADCHUNK changed the filter");
-    let mut fields = Fields::default();
-    rdb::save_counting(chain, &mut fields);
-    let loaded = rdb::load_counting(&mut fields, rdb::COUNTING_ENCODING);
-    assert_eq!(
-        loaded.as_ref(),
-        Some(chain),
-        "RDB save → load changed the filter"
-    );
-}
-
-/// Uses a counting filter a decoder accepted: adds, deletes (only of items added, as a
-/// client may), counts, dumps. An item added more often than deleted must be found.
-pub fn exercise_counting(mut chain: CountingChain, input: &mut Input) {
-    let mut added: Vec<Vec<u8>> = Vec::new();
-    for _ in 0..MAX_OPS {
-        let Some(op) = input.u8() else { break };
-        match op % 8 {
-            0..=3 => {
-                let item = input.item();
-                let pair = chain.hash(&item);
-                if chain.add(pair, MAX_BYTES) == CountingAdd::Added {
-                    added.push(item);
-                }
-            }
-            4 if !added.is_empty() => {
-                let at = usize::from(input.u8().unwrap_or(0)) % added.len();
-                let item = added.swap_remove(at);
-                // A refused delete (several links positive) leaves the item counted.
-                if !chain.delete(chain.hash(&item)) {
-                    added.push(item);
-                }
-            }
-            5 => {
-                let item = input.item();
-                let pair = chain.hash(&item);
-                let _ = (chain.contains(pair), chain.count(pair));
-            }
-            6 => {
-                let _ = (chain.capacity(), chain.mem_usage());
-                let _ = counting_dump::chunk(&chain, input.i64());
-            }
-            _ => cbf_round_trip(&chain),
-        }
-    }
-    for item in &added {
-        assert!(chain.contains(chain.hash(item)), "false negative {item:?}");
-    }
-    cbf_round_trip(&chain);
-}
-
-/// A window filter survives the AOF-rewrite sequence (header + every chunk) and an RDB
-/// save → load unchanged.
-pub fn wbf_round_trip(filter: &WindowFilter) {
-    let header = window_dump::header(filter);
-    let mut copy = window_dump::filter_from_header(&header, u64::MAX)
-        .unwrap_or_else(|e| panic!("the header of an accepted filter is refused: {e:?}"));
-    let mut iter = 1;
-    while let Some((next, data)) = window_dump::chunk(filter, iter) {
-        window_dump::load_chunk(&mut copy, next, data).expect("a chunk of SCANDUMP is refused");
-        iter = next;
-    }
-    assert_eq!(&copy, filter, "SCANDUMP → LOADCHUNK changed the filter");
-    let mut fields = Fields::default();
-    rdb::save_window(filter, &mut fields);
-    let loaded = rdb::load_window(&mut fields, rdb::WINDOW_ENCODING);
-    assert_eq!(
-        loaded.as_ref(),
-        Some(filter),
-        "RDB save → load changed the filter"
-    );
-}
-
-/// Uses a window filter a decoder accepted: adds at times that move forwards and back,
-/// reads, dumps. An item is found right after its add; a counted window finds its last
-/// `l · g` adds; a timed window that received no more adds than its capacity finds every
-/// item within a window of its add (measured in the latest time a write saw); reads never
-/// change the filter.
-pub fn exercise_window(mut filter: WindowFilter, input: &mut Input) {
-    let fresh = filter.counts().iter().all(|&c| c == 0);
-    let mut now = filter.base();
-    let mut written = now;
-    let mut adds: Vec<(Vec<u8>, u64)> = Vec::new();
-    for _ in 0..MAX_OPS {
-        let Some(op) = input.u8() else { break };
-        match op % 8 {
-            0..=3 => {
-                now = now.saturating_add(u64::from(input.u16()));
-                let item = input.item();
-                let pair = HashPair::wide(&item);
-                filter.add(pair, now);
-                assert!(
-                    filter.contains(pair, now),
-                    "false negative right after the add"
-                );
-                written = written.max(now);
-                adds.push((item, now));
-            }
-            4 => now = now.saturating_sub(u64::from(input.u16())),
-            5 => {
-                let before = filter.clone();
-                let at = now.saturating_add(u64::from(input.u16()));
-                let _ = (
-                    filter.contains(HashPair::wide(&input.item()), at),
-                    filter.items(at),
-                );
-                assert_eq!(filter, before, "a read changed the filter");
-            }
-            6 => {
-                let _ = (filter.mem_usage(), filter.stored_items());
-                let _ = window_dump::chunk(&filter, input.i64());
-            }
-            _ => wbf_round_trip(&filter),
-        }
-    }
-    let keep = (u64::from(filter.shape().l) * filter.shape().generation_size) as usize;
-    if !filter.is_timed() {
-        for (item, _) in adds.iter().rev().take(keep) {
-            assert!(
-                filter.contains(HashPair::wide(item), now),
-                "false negative {item:?}"
-            );
-        }
-    } else if fresh && adds.len() as u64 <= filter.capacity() {
-        for (item, at) in &adds {
-            if written < at.saturating_add(filter.window()) {
-                assert!(
-                    filter.contains(HashPair::wide(item), written),
-                    "false negative {item:?}"
-                );
-            }
-        }
-    }
-    wbf_round_trip(&filter);
 }

@@ -7,11 +7,11 @@ use crate::{
     exercise_chain, exercise_counting, exercise_cuckoo, exercise_window, fields_from, Input,
     MAX_BYTES,
 };
-use redbloom_core::bloom::dump as bloom_dump;
 use redbloom_core::bloom::chain::{AddOutcome, Chain};
+use redbloom_core::bloom::dump as bloom_dump;
 use redbloom_core::counting::dump as counting_dump;
-use redbloom_core::cuckoo::{CuckooFilter, CuckooHash, CuckooParams};
 use redbloom_core::cuckoo::dump::{self as cuckoo_dump, ScanDump};
+use redbloom_core::cuckoo::{CuckooFilter, CuckooHash, CuckooParams};
 use redbloom_core::rdb::{self, Fields};
 use redbloom_core::window::dump as window_dump;
 
