@@ -33,9 +33,10 @@ test-redis: deps
 	$(CARGO) test --workspace
 
 ## The integration tests (one binary, tests/it) against Valkey 8.1 (installed into .venv
-## when missing).
+## when missing). `--workspace` resolves dependency features as test-redis does, so the
+## test binary built there is reused, not rebuilt.
 test-valkey: deps
-	REDBLOOM_SERVER=$$(scripts/valkey-server.sh) $(CARGO) test --test it
+	REDBLOOM_SERVER=$$(scripts/valkey-server.sh) $(CARGO) test --workspace --test it
 
 ## Every fuzz target (fuzz/fuzz_targets) compiles and its seed corpus (fuzz/seeds/<target>)
 ## passes: through the target's function as a plain test, and through the built libFuzzer
