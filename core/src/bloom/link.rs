@@ -308,12 +308,13 @@ impl Link {
         prefetch(&self.data, (self.blocked_item(pair).base >> 3) as usize);
     }
 
-    /// Appends the item's positions to `out` and requests their cache lines.
+    /// Appends the item's positions to `out`, requesting their cache lines in a classic
+    /// link. (A blocked item's line is requested by the batch, a group ahead, with
+    /// [`Link::prefetch_block`].)
     #[inline]
     pub(crate) fn push_positions_prefetched(&self, pair: HashPair, out: &mut Vec<u64>) {
         if self.blocked {
             let item = self.blocked_item(pair);
-            prefetch(&self.data, (item.base >> 3) as usize);
             out.extend((0..self.hashes).map(|i| item.position(i)));
             return;
         }
