@@ -88,6 +88,15 @@ impl Drop for Key {
     }
 }
 
+/// The key's value if the key holds one of this type; `None` for a missing key or a key
+/// of another type (the read-only item queries answer 0 for those, as RedisBloom does).
+pub fn ours<'k, T>(key: &'k Key, of: &RedisType) -> Option<&'k T> {
+    match key.state::<T>(of) {
+        KeyState::Ours(value) => Some(value),
+        _ => None,
+    }
+}
+
 /// The value a command that needs an existing filter finds: `ERR not found` when the key
 /// is empty, WRONGTYPE when it holds anything else.
 pub fn existing<'k, T>(key: &'k Key, of: &RedisType) -> Result<&'k mut T, RedisError> {

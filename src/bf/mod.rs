@@ -8,7 +8,7 @@ mod commands;
 pub mod handlers;
 mod kind;
 
-use crate::api::keys::{Key, KeyState};
+use crate::api::keys::{ours, Key, KeyState};
 use crate::api::types::ModuleValue;
 use crate::command_table::Family;
 use crate::config;
@@ -199,8 +199,5 @@ fn filter_for_write<'k, F: BloomKind>(
 /// The filter of a read-only item query, or `None` for a missing key or a key of another
 /// type (BF.EXISTS and BF.MEXISTS answer 0 for those, as RedisBloom does).
 pub fn filter_or_none<F: BloomKind>(key: &Key) -> Option<&F> {
-    match key.state::<F>(F::data_type()) {
-        KeyState::Ours(filter) => Some(filter),
-        _ => None,
-    }
+    ours(key, F::data_type())
 }

@@ -3,7 +3,7 @@
 
 use crate::api::args::Args;
 use crate::api::events::notify_write;
-use crate::api::keys::{existing, Key, KeyState};
+use crate::api::keys::{existing, ours, Key, KeyState};
 use crate::api::replies::{reply_bool, reply_bools, reply_fields, ArrayReply, Field, Resp2Fields};
 use crate::config;
 use crate::errors;
@@ -291,10 +291,7 @@ pub fn insert(ctx: &Context, args: &Args) -> RedisResult {
 /// The filter of a read-only command, or `None` for a missing key or another type
 /// (CF.EXISTS, CF.MEXISTS and CF.COUNT answer 0 for those, as RedisBloom does).
 fn filter_or_none(key: &Key) -> Option<&CuckooFilter> {
-    match key.state::<CuckooFilter>(&CUCKOO_TYPE) {
-        KeyState::Ours(filter) => Some(filter),
-        _ => None,
-    }
+    ours(key, &CUCKOO_TYPE)
 }
 
 /// CF.EXISTS key item

@@ -13,7 +13,7 @@
 
 use crate::api::args::Args;
 use crate::api::events::notify_event;
-use crate::api::keys::{existing, Key, KeyState};
+use crate::api::keys::{existing, ours, Key, KeyState};
 use crate::api::replication::{is_trusted, replicate, Replicated};
 use crate::api::replies::{reply_bool, reply_field_values, ArrayReply, FieldValue, Resp2Fields};
 use crate::config;
@@ -252,10 +252,7 @@ pub fn at(ctx: &Context, args: &Args) -> RedisResult {
 /// The filter of a read-only query, or `None` for a missing key or another type (the
 /// item queries answer 0 for those, as BF.EXISTS does).
 fn filter_or_none(key: &Key) -> Option<&WindowFilter> {
-    match key.state::<WindowFilter>(&WINDOW_TYPE) {
-        KeyState::Ours(filter) => Some(filter),
-        _ => None,
-    }
+    ours(key, &WINDOW_TYPE)
 }
 
 /// WBF.EXISTS key item — 1 if the item was added within the window (false positives
