@@ -520,9 +520,7 @@ fn main() {
         filter,
         baseline,
         reference_target,
-        on_reference: filter.map_or(true, |f| {
-            filters.iter().any(|x| x.key == f && x.on_reference)
-        }),
+        on_reference: filter.is_none_or(|f| filters.iter().any(|x| x.key == f && x.on_reference)),
         prepare: None,
         ops,
         items_per_op,

@@ -164,7 +164,7 @@ pub fn apply_load_args(args: &[Vec<u8>]) -> Result<(), String> {
     if args.len() == 1 && args[0].is_empty() {
         return Ok(());
     }
-    if args.len() % 2 != 0 {
+    if !args.len().is_multiple_of(2) {
         return Err("Invalid number of arguments passed".to_string());
     }
     for pair in args.chunks(2) {

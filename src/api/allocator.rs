@@ -29,7 +29,7 @@ fn can_have(size: usize) -> bool {
         || std::fs::read_to_string("/proc/meminfo")
             .ok()
             .and_then(|text| available_memory(&text))
-            .map_or(true, |available| size as u64 <= available)
+            .is_none_or(|available| size as u64 <= available)
 }
 
 /// MemAvailable + SwapFree of a `/proc/meminfo` text, in bytes.

@@ -113,7 +113,7 @@ fn reserve_option(
 
 /// CF.RESERVE key capacity [BUCKETSIZE bs] [MAXITERATIONS mi] [EXPANSION exp]
 pub fn reserve(ctx: &Context, args: &Args) -> RedisResult {
-    if args.len() < 3 || args.len() % 2 == 0 {
+    if args.len() < 3 || args.len().is_multiple_of(2) {
         return Err(RedisError::WrongArity);
     }
     let capacity = args.integer(2).ok_or(error(errors::CF_BAD_CAPACITY))?;

@@ -122,7 +122,7 @@ pub(crate) fn fields_are_consistent(
         && error < 1.0
         && n2 == 0
         && bits != 0
-        && bits % BLOCK_BITS == 0
+        && bits.is_multiple_of(BLOCK_BITS)
         && Some(bits) == bytes.checked_mul(8)
         && bpe.is_finite()
         && bpe > 0.0

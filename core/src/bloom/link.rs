@@ -43,12 +43,15 @@ impl PartialEq for Modulus {
     }
 }
 
-/// Starts loading the cache line holding `data[index]` without waiting for it: a read whose
-/// value nothing depends on, so the CPU keeps executing while the line arrives (a software
-/// prefetch without `unsafe`). Out-of-range indexes are ignored.
+/// Asks the CPU for the cache line holding `data[index]` without waiting for it (a
+/// software prefetch: the instruction retires at once, the line arrives meanwhile).
+/// Out-of-range indexes are ignored.
 #[inline(always)]
 pub(crate) fn prefetch(data: &[u8], index: usize) {
     if let Some(byte) = data.get(index) {
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse"))]
+        safe_arch::prefetch_t0(byte);
+        #[cfg(not(all(target_arch = "x86_64", target_feature = "sse")))]
         std::hint::black_box(*byte);
     }
 }

@@ -171,7 +171,7 @@ impl CountingLink {
         bytes: u64,
         options: u32,
     ) -> bool {
-        bits % 64 == 0
+        bits.is_multiple_of(64)
             && counter_bytes(bits) == Some(bytes)
             && fields_are_consistent(error, bpe, hashes, bits, bits / 8, 0)
             && LinkShape::new(entries, error, options).is_ok_and(|shape| {
@@ -213,5 +213,5 @@ impl CountingLink {
 /// Bytes of a counter array for `bits` counters (two per byte), if `bits` is even.
 #[inline]
 pub fn counter_bytes(bits: u64) -> Option<u64> {
-    (bits % 2 == 0).then_some(bits / 2)
+    bits.is_multiple_of(2).then_some(bits / 2)
 }

@@ -393,7 +393,7 @@ fn count_double_counts_coinciding_buckets() {
     // Find an item whose two buckets coincide in N = 2: fp·M even ⇔ fp even.
     let item = (0..1000u32)
         .map(|i| i.to_string())
-        .find(|s| CuckooHash::new(s.as_bytes()).fp % 2 == 0)
+        .find(|s| CuckooHash::new(s.as_bytes()).fp.is_multiple_of(2))
         .unwrap();
     let h = CuckooHash::new(item.as_bytes());
     f.insert(&h, BIG).unwrap();

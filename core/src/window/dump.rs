@@ -81,7 +81,7 @@ pub fn filter_from_header(data: &[u8], max_bytes: u64) -> Result<WindowFilter, D
         slice_bits,
     };
     if WindowShape::new(capacity, error) != Ok(shape)
-        || shape.mem_usage().map_or(true, |used| used > max_bytes)
+        || shape.mem_usage().is_none_or(|used| used > max_bytes)
     {
         return Err(DumpError::BadData);
     }

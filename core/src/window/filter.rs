@@ -43,7 +43,7 @@ impl WindowFilter {
             return Err(LinkError::Invalid);
         }
         let bytes = shape.data_bytes().ok_or(LinkError::TooLarge)?;
-        if shape.mem_usage().map_or(true, |used| used > max_bytes) {
+        if shape.mem_usage().is_none_or(|used| used > max_bytes) {
             return Err(LinkError::TooLarge);
         }
         let bits = zeroed_bytes(bytes).map_err(|_| LinkError::OutOfMemory)?;

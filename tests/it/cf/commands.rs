@@ -998,7 +998,7 @@ fn growth_failure_is_insufficient_memory() {
     let mut c = server.raw();
     assert_eq!(call(&mut c, "CF.RESERVE cf 2 BUCKETSIZE 1"), ok());
     let mut args: Vec<&str> = vec!["CF.INSERT", "cf", "ITEMS"];
-    args.extend(std::iter::repeat("1").take(2 * 65535));
+    args.extend(std::iter::repeat_n("1", 2 * 65535));
     assert!(c.call(&args).ints().iter().all(|&r| r == 1));
     let full = debug_line(1, 2, 2 * 65535, 0, 65535, 20, 1);
     assert_eq!(call(&mut c, "CF.DEBUG cf"), full);

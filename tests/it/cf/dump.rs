@@ -293,7 +293,7 @@ fn counter_overflow() {
         ok()
     );
     let mut args: Vec<&str> = vec!["CF.INSERT", "cf", "ITEMS"];
-    args.extend(std::iter::repeat("1").take(140_000));
+    args.extend(std::iter::repeat_n("1", 140_000));
     let started = Instant::now();
     let replies = c.call(&args).ints();
     let took = started.elapsed();
