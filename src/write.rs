@@ -24,7 +24,9 @@
 use crate::api::args::Args;
 use crate::api::replication::{is_trusted, log_divergence, replicate, Replicated};
 use crate::config;
+use redbloom_core::memory::Ceiling;
 use redis_module::Context;
+use std::cell::Cell;
 
 /// A creation command: its name after the family (`RESERVE`, `LOADCHUNK`) and its
 /// arguments after the key, every parameter explicit.
@@ -37,7 +39,10 @@ pub struct Creation {
 pub struct Write<'a> {
     ctx: &'a Context,
     args: &'a Args<'a>,
-    trusted: bool,
+    /// Whether the write is trusted, asked for the first time it matters: the answer
+    /// (`RedisModule_GetContextFlags`, which also computes the server's memory state) costs
+    /// about as much as a whole add to an existing filter.
+    trusted: Cell<Option<bool>>,
     created: Option<Creation>,
     /// The first argument holding an item, if the command takes items.
     items_from: Option<usize>,
@@ -52,7 +57,7 @@ impl<'a> Write<'a> {
         Write {
             ctx,
             args,
-            trusted: is_trusted(ctx),
+            trusted: Cell::new(None),
             created: None,
             items_from: None,
             added: Vec::new(),
@@ -62,32 +67,30 @@ impl<'a> Write<'a> {
 
     /// Whether this write comes from the master or from loading the AOF.
     pub fn is_trusted(&self) -> bool {
-        self.trusted
+        match self.trusted.get() {
+            Some(trusted) => trusted,
+            None => {
+                let trusted = is_trusted(self.ctx);
+                self.trusted.set(Some(trusted));
+                trusted
+            }
+        }
     }
 
     /// The per-filter memory ceiling for this write (none for trusted writes: only a
     /// genuine allocation failure can stop them).
     pub fn max_bytes(&self) -> u64 {
-        if self.trusted {
+        if self.is_trusted() {
             u64::MAX
         } else {
             config::MAX_FILTER_BYTES.get()
         }
     }
 
-    /// The number of Cuckoo sub-filters at which inserts are refused (none when trusted).
-    pub fn cf_max_filters(&self) -> u64 {
-        if self.trusted {
-            u64::MAX
-        } else {
-            config::CF_MAX_EXPANSIONS.get()
-        }
-    }
-
     /// A per-item failure of a multi-item command. Logged when the write is trusted: the
     /// master (or the server that wrote the AOF) did apply the item.
     pub fn item_failed(&self, text: &str) {
-        if self.trusted {
+        if self.is_trusted() {
             log_divergence(self.ctx, self.args, text);
         }
     }
@@ -135,6 +138,13 @@ impl<'a> Write<'a> {
     fn send(&self, family: &str, name: &str, rest: impl Iterator<Item = Replicated<'a>>) {
         let parts: Vec<Replicated> = std::iter::once(Replicated::Arg(1)).chain(rest).collect();
         replicate(self.ctx, self.args, &format!("{family}.{name}"), &parts);
+    }
+}
+
+/// The ceiling of a single-item write, asked for only when the filter must grow.
+impl Ceiling for Write<'_> {
+    fn max_bytes(&self) -> u64 {
+        Write::max_bytes(self)
     }
 }
 

@@ -18,6 +18,25 @@ pub fn zeroed_bytes(len: u64) -> Result<Vec<u8>, OutOfMemory> {
     bytemuck::allocation::try_zeroed_vec(len).map_err(|()| OutOfMemory)
 }
 
+/// The memory ceiling a filter must stay under when it grows, asked for only then: a
+/// plain `u64`, or a value that finds it out when needed (in the server, whether the
+/// write comes from the master decides it, and asking costs more than most adds do).
+pub trait Ceiling {
+    fn max_bytes(&self) -> u64;
+}
+
+impl Ceiling for u64 {
+    fn max_bytes(&self) -> u64 {
+        *self
+    }
+}
+
+impl<C: Ceiling + ?Sized> Ceiling for &C {
+    fn max_bytes(&self) -> u64 {
+        (**self).max_bytes()
+    }
+}
+
 /// Granule of [`sparse_copy`]: a memory page.
 const COPY_GRANULE: usize = 4096;
 static ZERO_PAGE: [u8; COPY_GRANULE] = [0; COPY_GRANULE];

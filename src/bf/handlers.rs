@@ -128,9 +128,8 @@ pub fn add<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
     let mut write = Write::new(ctx, args);
     let key = Key::open(ctx, args, 1, true);
     let chain = filter_for_write::<F>(&key, Some(&NewFilter::defaults::<F>()), &mut write)?;
-    let max_bytes = write.max_bytes();
     write.items_from(2);
-    let outcome = tracked(chain, |c| c.add(c.hash(args.bytes(2)), max_bytes));
+    let outcome = tracked(chain, |c| c.add(c.hash(args.bytes(2)), &write));
     if outcome == AddOutcome::Added {
         write.added(2);
     }

@@ -7,6 +7,7 @@ use redbloom_core::bloom::dump::{self as bloom_dump, DumpError};
 use redbloom_core::bloom::link::LinkError;
 use redbloom_core::fmt::format_g;
 use redbloom_core::hash::HashPair;
+use redbloom_core::memory::Ceiling;
 use redis_module::native_types::RedisType;
 
 impl BloomKind for Chain {
@@ -30,7 +31,7 @@ impl BloomKind for Chain {
     fn contains(&self, pair: HashPair) -> bool {
         Chain::contains(self, pair)
     }
-    fn add(&mut self, pair: HashPair, max_bytes: u64) -> AddOutcome {
+    fn add(&mut self, pair: HashPair, max_bytes: impl Ceiling) -> AddOutcome {
         Chain::add(self, pair, max_bytes)
     }
     fn contains_each(&self, pairs: &[HashPair], emit: impl FnMut(bool)) {

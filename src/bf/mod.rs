@@ -19,6 +19,7 @@ use redbloom_core::bloom::dump::DumpError;
 use redbloom_core::bloom::link::LinkError;
 use redbloom_core::fmt::shortest;
 use redbloom_core::hash::HashPair;
+use redbloom_core::memory::Ceiling;
 use redis_module::native_types::RedisType;
 use redis_module::RedisError;
 
@@ -66,7 +67,7 @@ pub trait BloomKind: ModuleValue + 'static {
     ) -> Result<Self, LinkError>;
     fn hash(&self, item: &[u8]) -> HashPair;
     fn contains(&self, pair: HashPair) -> bool;
-    fn add(&mut self, pair: HashPair, max_bytes: u64) -> AddOutcome;
+    fn add(&mut self, pair: HashPair, max_bytes: impl Ceiling) -> AddOutcome;
     /// Membership of many items, in order.
     fn contains_each(&self, pairs: &[HashPair], mut emit: impl FnMut(bool)) {
         pairs.iter().for_each(|&pair| emit(self.contains(pair)));

@@ -9,6 +9,7 @@ use redbloom_core::counting::dump as counting_dump;
 use redbloom_core::counting::{CountingAdd, CountingChain};
 use redbloom_core::fmt::format_g;
 use redbloom_core::hash::HashPair;
+use redbloom_core::memory::Ceiling;
 use redis_module::native_types::RedisType;
 
 impl BloomKind for CountingChain {
@@ -32,7 +33,7 @@ impl BloomKind for CountingChain {
         CountingChain::contains(self, pair)
     }
     /// Every add counts (multiset semantics): an add never answers "already present".
-    fn add(&mut self, pair: HashPair, max_bytes: u64) -> AddOutcome {
+    fn add(&mut self, pair: HashPair, max_bytes: impl Ceiling) -> AddOutcome {
         match CountingChain::add(self, pair, max_bytes) {
             CountingAdd::Added => AddOutcome::Added,
             CountingAdd::Full => AddOutcome::Full,

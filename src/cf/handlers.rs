@@ -82,9 +82,10 @@ fn filter_for_write<'k>(
     }
 }
 
-/// RedisBloom refuses a whole insert command once a filter has this many sub-filters.
+/// RedisBloom refuses a whole insert command once a filter has this many sub-filters
+/// (the `cf-max-expansions` config; not for a write from the master or the AOF).
 fn check_expansions(filter: &CuckooFilter, write: &Write) -> Result<(), RedisError> {
-    if filter.num_filters() as u64 >= write.cf_max_filters() {
+    if filter.num_filters() as u64 >= config::CF_MAX_EXPANSIONS.get() && !write.is_trusted() {
         return Err(error(errors::MAX_EXPANSIONS_REACHED));
     }
     Ok(())
@@ -175,9 +176,9 @@ fn insert_one(
 ) -> Result<bool, CuckooError> {
     let hash = CuckooHash::new(args.bytes(i));
     let inserted = if nx {
-        filter.insert_if_absent(&hash, write.max_bytes())
+        filter.insert_if_absent(&hash, &*write)
     } else {
-        filter.insert(&hash, write.max_bytes()).map(|()| true)
+        filter.insert(&hash, &*write).map(|()| true)
     };
     if inserted == Ok(true) {
         write.added(i);

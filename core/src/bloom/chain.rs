@@ -6,6 +6,7 @@ use crate::bloom::link::{
     POSITION_BUFFER,
 };
 use crate::hash::HashPair;
+use crate::memory::Ceiling;
 
 /// Size of RedisBloom's chain and link structs, which its memory figures count (COMPAT §4.5).
 pub(crate) const CHAIN_OVERHEAD: u64 = 32;
@@ -165,7 +166,7 @@ impl Chain {
 
     /// Adds an item; `max_bytes` caps the chain's memory (as counted by `mem_usage`)
     /// when a new link is needed.
-    pub fn add(&mut self, pair: HashPair, max_bytes: u64) -> AddOutcome {
+    pub fn add(&mut self, pair: HashPair, max_bytes: impl Ceiling) -> AddOutcome {
         self.add_with(pair, None, max_bytes)
     }
 
@@ -174,7 +175,7 @@ impl Chain {
         &mut self,
         pair: HashPair,
         newest_positions: Option<&[u64]>,
-        max_bytes: u64,
+        max_bytes: impl Ceiling,
     ) -> AddOutcome {
         if newest_positions.is_some() {
             return self.add_at(pair, newest_positions, max_bytes);
@@ -188,7 +189,12 @@ impl Chain {
     }
 
     /// Adds an item, given its positions in the newest link where they fit the buffer.
-    fn add_at(&mut self, pair: HashPair, positions: Option<&[u64]>, max_bytes: u64) -> AddOutcome {
+    fn add_at(
+        &mut self,
+        pair: HashPair,
+        positions: Option<&[u64]>,
+        max_bytes: impl Ceiling,
+    ) -> AddOutcome {
         let last = self.links.len() - 1;
         let newest = &self.links[last];
         let in_newest = match positions {
@@ -202,7 +208,7 @@ impl Chain {
             if !self.is_scaling() {
                 return AddOutcome::Full;
             }
-            if let Err(e) = self.grow(max_bytes) {
+            if let Err(e) = self.grow(max_bytes.max_bytes()) {
                 return AddOutcome::GrowFailed(e);
             }
             self.links.last_mut().expect("just grown").set(pair)

@@ -6,6 +6,7 @@ use super::{
 };
 use crate::bloom::link::{LinkError, LinkShape, OPT_NO_SCALING};
 use crate::hash::HashPair;
+use crate::memory::Ceiling;
 
 /// The scalable counting filter: links oldest first, never empty.
 #[derive(Clone, Debug, PartialEq)]
@@ -96,7 +97,7 @@ impl CountingChain {
     /// Adds one copy of an item: to the newest link in which it already tests positive,
     /// else to the newest link, growing first if that one is at capacity. `max_bytes`
     /// caps the filter's memory when a new link is needed.
-    pub fn add(&mut self, pair: HashPair, max_bytes: u64) -> CountingAdd {
+    pub fn add(&mut self, pair: HashPair, max_bytes: impl Ceiling) -> CountingAdd {
         let at = match self.links.iter().rposition(|link| link.check(pair)) {
             Some(at) => at,
             None => {
@@ -105,7 +106,7 @@ impl CountingChain {
                     if !self.is_scaling() {
                         return CountingAdd::Full;
                     }
-                    if let Err(e) = self.grow(max_bytes) {
+                    if let Err(e) = self.grow(max_bytes.max_bytes()) {
                         return CountingAdd::GrowFailed(e);
                     }
                 }

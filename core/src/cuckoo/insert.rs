@@ -3,12 +3,13 @@
 
 use super::filter::CuckooFilter;
 use super::{alt_index, CuckooError, CuckooHash};
+use crate::memory::Ceiling;
 
 impl CuckooFilter {
     /// Insert one copy of the item (CF.ADD, COMPAT §8.3): first empty slot newest → oldest,
     /// else kick-out in the newest sub-filter, undone exactly on failure; then `NoSpace` if
     /// the expansion is 0, else grow (with `max_bytes`, errors as [`Self::grow`]) and retry.
-    pub fn insert(&mut self, h: &CuckooHash, max_bytes: u64) -> Result<(), CuckooError> {
+    pub fn insert(&mut self, h: &CuckooHash, max_bytes: impl Ceiling) -> Result<(), CuckooError> {
         let bs = usize::from(self.bucket_size);
         loop {
             if let Some((s, i)) = self.find_available(h, bs) {
@@ -23,7 +24,7 @@ impl CuckooFilter {
             if self.expansion == 0 {
                 return Err(CuckooError::NoSpace);
             }
-            self.grow(max_bytes)?;
+            self.grow(max_bytes.max_bytes())?;
         }
     }
 
@@ -32,7 +33,7 @@ impl CuckooFilter {
     pub fn insert_if_absent(
         &mut self,
         h: &CuckooHash,
-        max_bytes: u64,
+        max_bytes: impl Ceiling,
     ) -> Result<bool, CuckooError> {
         if self.contains(h) {
             return Ok(false);
