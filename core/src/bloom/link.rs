@@ -56,8 +56,8 @@ pub(crate) fn prefetch(data: &[u8], index: usize) {
     }
 }
 
-/// Bit arrays up to this size are taken to stay in the CPU caches (a quarter of this
-/// machine's 4 MiB L2), so checking them gains nothing from requesting cache lines early.
+/// Bit arrays up to this size are taken to stay in the CPU caches (a per-core L2 holds
+/// 1 – 4 MiB), so checking them gains nothing from requesting cache lines early.
 pub(crate) const CACHE_RESIDENT_BYTES: usize = 1 << 20;
 
 /// Up to this many hash functions, an add computes an item's positions once into a stack
