@@ -40,8 +40,8 @@ pub struct Write<'a> {
     ctx: &'a Context,
     args: &'a Args<'a>,
     /// Whether the write is trusted, asked for the first time it matters: the answer
-    /// (`RedisModule_GetContextFlags`, which also computes the server's memory state) costs
-    /// about as much as a whole add to an existing filter.
+    /// (`RedisModule_GetContextFlags`, which also computes the server's memory state) is
+    /// ~1.5 % of a single add's server CPU, and most writes never need it.
     trusted: Cell<Option<bool>>,
     created: Option<Creation>,
     /// The first argument holding an item, if the command takes items.

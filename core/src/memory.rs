@@ -20,7 +20,8 @@ pub fn zeroed_bytes(len: u64) -> Result<Vec<u8>, OutOfMemory> {
 
 /// The memory ceiling a filter must stay under when it grows, asked for only then: a
 /// plain `u64`, or a value that finds it out when needed (in the server, whether the
-/// write comes from the master decides it, and asking costs more than most adds do).
+/// write comes from the master decides it, and asking the server has a cost that most
+/// adds, which do not grow the filter, need not pay).
 pub trait Ceiling {
     fn max_bytes(&self) -> u64;
 }
