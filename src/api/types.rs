@@ -269,7 +269,10 @@ impl TypeStats {
     fn add_on_main_thread(&self, filters: i64, s: Snapshot) {
         for (counter, delta) in self.main_thread.0.iter().zip(deltas(filters, s)) {
             if delta != 0 {
-                counter.store(counter.load(Ordering::Relaxed) + delta, Ordering::Relaxed);
+                // Wrapping, as an atomic add does: a hostile dump header may claim
+                // any item count.
+                let total = counter.load(Ordering::Relaxed).wrapping_add(delta);
+                counter.store(total, Ordering::Relaxed);
             }
         }
     }
@@ -292,9 +295,9 @@ impl TypeStats {
             self.add_on_main_thread(
                 0,
                 Snapshot {
-                    bytes: after.bytes - before.bytes,
-                    items: after.items - before.items,
-                    sub_filters: after.sub_filters - before.sub_filters,
+                    bytes: after.bytes.wrapping_sub(before.bytes),
+                    items: after.items.wrapping_sub(before.items),
+                    sub_filters: after.sub_filters.wrapping_sub(before.sub_filters),
                 },
             );
         }
@@ -304,7 +307,7 @@ impl TypeStats {
     pub fn totals(&self) -> [(&'static str, i64); 4] {
         let main = self.main_thread.read();
         let freed = self.freed.read();
-        let total = |i: usize| main[i] - freed[i];
+        let total = |i: usize| main[i].wrapping_sub(freed[i]);
         [
             ("filters", total(0)),
             ("bytes", total(1)),
@@ -317,6 +320,35 @@ impl TypeStats {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn totals_wrap_instead_of_overflowing() {
+        // A hostile dump header may claim any item count; the totals wrap as an atomic
+        // add would, and come back when the filter is freed.
+        let stats = TypeStats::new("t");
+        let huge = Snapshot {
+            bytes: 1,
+            items: i64::MAX,
+            sub_filters: 1,
+        };
+        let grown = Snapshot {
+            items: i64::MIN,
+            ..huge
+        };
+        stats.created(huge);
+        stats.changed(huge, grown);
+        assert_eq!(stats.totals()[2], ("items", i64::MIN));
+        stats.freed(grown);
+        assert_eq!(
+            stats.totals(),
+            [
+                ("filters", 0),
+                ("bytes", 0),
+                ("items", 0),
+                ("sub_filters", 0)
+            ]
+        );
+    }
 
     #[test]
     fn totals_follow_create_change_free() {
