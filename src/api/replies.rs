@@ -36,27 +36,22 @@ fn put_integer(ctx: &Context, value: i64) {
     unsafe { raw::RedisModule_ReplyWithLongLong.unwrap()(ctx.ctx, value) };
 }
 
-/// `#t`/`#f` for RESP3 clients, `:1`/`:0` for RESP2 ones.
-fn put_bool(ctx: &Context, protocol: Protocol, value: bool) {
-    match unsafe { raw::RedisModule_ReplyWithBool } {
-        Some(reply_bool) if protocol.booleans => unsafe {
-            reply_bool(ctx.ctx, c_int::from(value));
-        },
-        _ => put_integer(ctx, i64::from(value)),
-    }
-}
-
-/// Replies with one boolean (RESP2: the integer 1 or 0). The server's own boolean reply
-/// already writes `:1`/`:0` to a RESP2 client, so the client's protocol is not looked up
-/// (that lookup, `RedisModule_GetContextFlags`, also computes the server's memory state:
-/// ~1.5 % of a single CF.ADD's CPU).
-pub fn reply_bool(ctx: &Context, value: bool) -> RedisResult {
+/// `#t`/`#f` for RESP3 clients, `:1`/`:0` for RESP2 ones: the server's boolean reply
+/// already writes the integer to a RESP2 client, so the client's protocol is not looked
+/// up (that lookup, `RedisModule_GetContextFlags`, also computes the server's memory
+/// state: ~1.5 % of a single CF.ADD's CPU). A server without the call gets the integer.
+fn put_bool(ctx: &Context, value: bool) {
     match unsafe { raw::RedisModule_ReplyWithBool } {
         Some(reply_bool) => unsafe {
             reply_bool(ctx.ctx, c_int::from(value));
         },
         None => put_integer(ctx, i64::from(value)),
     }
+}
+
+/// Replies with one boolean (RESP2: the integer 1 or 0).
+pub fn reply_bool(ctx: &Context, value: bool) -> RedisResult {
+    put_bool(ctx, value);
     Ok(RedisValue::NoReply)
 }
 
@@ -103,7 +98,7 @@ impl<'c> ArrayReply<'c> {
 
     /// A boolean element (RESP2: the integer 1 or 0).
     pub fn boolean(&mut self, value: bool) {
-        put_bool(self.ctx, self.protocol, value);
+        put_bool(self.ctx, value);
         self.count += 1;
     }
 

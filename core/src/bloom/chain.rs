@@ -280,14 +280,12 @@ impl Chain {
             let found = &mut found[..group.len()];
             found.fill(false);
             for link in self.links.iter().rev() {
-                if link.is_cache_resident() {
-                    for (hit, &pair) in found.iter_mut().zip(group) {
-                        *hit = *hit || link.check_bit_by_bit(pair);
-                    }
-                } else if link.blocked {
-                    for (hit, &pair) in found.iter().zip(group) {
-                        if !hit {
-                            link.prefetch_block(pair);
+                if link.blocked || link.is_cache_resident() {
+                    if !link.is_cache_resident() {
+                        for (hit, &pair) in found.iter().zip(group) {
+                            if !hit {
+                                link.prefetch_block(pair);
+                            }
                         }
                     }
                     for (hit, &pair) in found.iter_mut().zip(group) {
