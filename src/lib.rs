@@ -29,7 +29,7 @@ pub use api::panic::CAUGHT_PANIC_LOG;
 use api::commands::{add_acl_categories, register_command, Command};
 use command_table::Family;
 use redis_module::{Context, RedisString, Status};
-use types::{BLOOM_TYPE, COUNTING_TYPE, CUCKOO_TYPE, WINDOW_TYPE};
+use types::{BLOCKED_TYPE, BLOOM_TYPE, COUNTING_TYPE, CUCKOO_TYPE, WINDOW_TYPE};
 
 /// MODULE LIST `ver`: the RedisBloom version whose replies redbloom gives, as clients and
 /// tools gate features on it (as they read Valkey's `redis_version`). RESP3 clients get the
@@ -94,6 +94,6 @@ redis_module::redis_module! {
     name: "bf",
     version: REDISBLOOM_COMPATIBLE_VERSION,
     allocator: (api::allocator::ModuleAllocator, api::allocator::ModuleAllocator),
-    data_types: [BLOOM_TYPE, CUCKOO_TYPE, COUNTING_TYPE, WINDOW_TYPE],
+    data_types: [BLOOM_TYPE, CUCKOO_TYPE, COUNTING_TYPE, WINDOW_TYPE, BLOCKED_TYPE],
     init: init,
 }

@@ -17,6 +17,82 @@ use redis_module::native_types::RedisType;
 pub static BLOOM_TYPE: RedisType =
     RedisType::new("MBbloom--", rdb::BLOOM_ENCODING, type_methods::<Chain>());
 
+/// BLOCKED Bloom filters (redbloom's cache-local layout): a type of their own, so that
+/// RedisBloom refuses an RDB file or DUMP payload holding one ("no matching module type")
+/// instead of reading it as a classic filter, which would miss nearly every added item.
+/// The value is a [`Chain`] with the BLOCKED option; the BF.* commands serve both types.
+/// Chains with that option stored under `MBbloom--` (written before this type existed) still
+/// load and answer as before (docs/migration.md).
+pub static BLOCKED_TYPE: RedisType = RedisType::new(
+    "RBblockBF",
+    rdb::BLOCKED_ENCODING,
+    type_methods::<BlockedChain>(),
+);
+
+/// The value of a [`BLOCKED_TYPE`] key: a blocked [`Chain`], the same in memory (the BF.*
+/// handlers read both types' values as `Chain`), with that type's callbacks.
+#[repr(transparent)]
+pub struct BlockedChain(pub Chain);
+
+/// The command that precedes every write to a BLOCKED filter in the replication stream and
+/// the AOF (`BF.BLOCKEDWRITE key`, which does nothing). RedisBloom does not know it: its
+/// replica discards the MULTI/EXEC the write arrives in, and its AOF loading stops, so it
+/// never builds, grows or auto-creates a classic filter under that key.
+pub const BLOCKED_WRITE: &std::ffi::CStr = c"BF.BLOCKEDWRITE";
+
+/// Emits a chain's LOADCHUNK sequence, exactly what SCANDUMP would return (COMPAT §4.4);
+/// a blocked chain's begins with [`BLOCKED_WRITE`].
+fn chain_aof_rewrite(chain: &Chain, aof: &mut AofWriter) {
+    if chain.is_blocked() {
+        aof.emit_key_only(BLOCKED_WRITE);
+    }
+    aof.emit_chunk(c"BF.LOADCHUNK", 1, &bloom_dump::header(chain));
+    let mut iter = 1;
+    while let Some((next, data)) = bloom_dump::chunk(chain, iter) {
+        aof.emit_chunk(c"BF.LOADCHUNK", next, data);
+        iter = next;
+    }
+}
+
+fn chain_snapshot(chain: &Chain) -> Snapshot {
+    Snapshot {
+        bytes: Chain::mem_usage(chain) as i64,
+        items: chain.items() as i64,
+        sub_filters: chain.links().len() as i64,
+    }
+}
+
+impl ModuleValue for BlockedChain {
+    fn save<W: FieldWriter>(&self, out: &mut W) {
+        rdb::save_chain(&self.0, out);
+    }
+
+    fn load(input: &mut RdbReader, encver: i32) -> Option<Self> {
+        rdb::load_blocked(input, encver).map(BlockedChain)
+    }
+
+    fn aof_rewrite(&self, aof: &mut AofWriter) {
+        chain_aof_rewrite(&self.0, aof);
+    }
+
+    fn mem_usage(&self) -> usize {
+        Chain::mem_usage(&self.0) as usize
+    }
+
+    fn try_clone(&self) -> Option<Self> {
+        Chain::try_clone(&self.0).map(BlockedChain)
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        chain_snapshot(&self.0)
+    }
+
+    /// BLOCKED filters count in BF's totals, as they did under `MBbloom--`.
+    fn stats() -> &'static TypeStats {
+        &BLOOM_STATS
+    }
+}
+
 /// RedisBloom's Cuckoo filter type.
 pub static CUCKOO_TYPE: RedisType = RedisType::new(
     "MBbloomCF",
@@ -33,14 +109,10 @@ impl ModuleValue for Chain {
         rdb::load_chain(input, encver)
     }
 
-    /// A LOADCHUNK sequence, exactly what SCANDUMP would return (COMPAT §4.4).
+    /// A LOADCHUNK sequence (replayed, a blocked chain of the legacy form comes back under
+    /// [`BLOCKED_TYPE`]).
     fn aof_rewrite(&self, aof: &mut AofWriter) {
-        aof.emit_chunk(c"BF.LOADCHUNK", 1, &bloom_dump::header(self));
-        let mut iter = 1;
-        while let Some((next, data)) = bloom_dump::chunk(self, iter) {
-            aof.emit_chunk(c"BF.LOADCHUNK", next, data);
-            iter = next;
-        }
+        chain_aof_rewrite(self, aof);
     }
 
     fn mem_usage(&self) -> usize {
@@ -52,11 +124,7 @@ impl ModuleValue for Chain {
     }
 
     fn snapshot(&self) -> Snapshot {
-        Snapshot {
-            bytes: Chain::mem_usage(self) as i64,
-            items: self.items() as i64,
-            sub_filters: self.links().len() as i64,
-        }
+        chain_snapshot(self)
     }
 
     fn stats() -> &'static TypeStats {

@@ -15,15 +15,18 @@
 //!   and every item applied, a DEL that deleted, a compaction, a LOADCHUNK;
 //! - nothing when nothing changed.
 //!
-//! Every command is valid for RedisBloom 2.4.20 (BF, CF), but those recreating a
-//! BLOCKED filter, which RedisBloom does not have. Redis wraps several commands
-//! of one command in MULTI/EXEC. Writes arriving from the master or from AOF loading are
+//! Every command is valid for RedisBloom 2.4.20 (BF, CF). A write to a BLOCKED filter,
+//! which RedisBloom cannot represent, is preceded by `BF.BLOCKEDWRITE key`, redbloom's
+//! own: Redis wraps the several commands of one command in MULTI/EXEC, and a RedisBloom
+//! replica, not knowing the first, discards the whole transaction instead of building,
+//! growing or auto-creating a classic filter under that key. Writes arriving from the master or from AOF loading are
 //! "trusted": the local ceiling and expansion limit do not apply to them (they were
 //! checked where the write was accepted), so a replica never refuses what its master did.
 
 use crate::api::args::Args;
 use crate::api::replication::{is_trusted, log_divergence, replicate, Replicated};
 use crate::config;
+use crate::types::BLOCKED_WRITE;
 use redbloom_core::memory::Ceiling;
 use redis_module::Context;
 use std::cell::Cell;
@@ -50,6 +53,8 @@ pub struct Write<'a> {
     added: Vec<usize>,
     /// The request itself is the effect.
     as_received: bool,
+    /// The filter is BLOCKED: its effects follow `BF.BLOCKEDWRITE key`.
+    marked: bool,
 }
 
 impl<'a> Write<'a> {
@@ -62,6 +67,7 @@ impl<'a> Write<'a> {
             items_from: None,
             added: Vec::new(),
             as_received: false,
+            marked: false,
         }
     }
 
@@ -98,6 +104,11 @@ impl<'a> Write<'a> {
     /// The command created a filter; `creation` recreates it, empty, anywhere.
     pub fn created(&mut self, creation: Creation) {
         self.created = Some(creation);
+    }
+
+    /// The written filter is BLOCKED (when `blocked`): RedisBloom must refuse its effects.
+    pub fn marked_if(&mut self, blocked: bool) {
+        self.marked |= blocked;
     }
 
     /// The command's items are its arguments from `i` on.
@@ -150,11 +161,23 @@ impl Ceiling for Write<'_> {
 
 impl Drop for Write<'_> {
     fn drop(&mut self) {
-        if self.same_as_received() {
-            self.ctx.replicate_verbatim();
+        let verbatim = self.same_as_received();
+        if !verbatim && self.created.is_none() && self.added.is_empty() {
             return;
         }
-        if self.created.is_none() && self.added.is_empty() {
+        if self.marked {
+            let marker = BLOCKED_WRITE.to_str().unwrap_or_default();
+            replicate(self.ctx, self.args, marker, &[Replicated::Arg(1)]);
+        }
+        if verbatim {
+            if self.marked {
+                // Explicitly, after the marker: the same arguments.
+                let name = String::from_utf8_lossy(self.args.bytes(0));
+                let parts: Vec<Replicated> = (1..self.args.len()).map(Replicated::Arg).collect();
+                replicate(self.ctx, self.args, &name, &parts);
+            } else {
+                self.ctx.replicate_verbatim();
+            }
             return;
         }
         let family = self.family();

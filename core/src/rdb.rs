@@ -5,7 +5,9 @@
 //! The families' functions and encoding versions are re-exported here under their
 //! historical paths (`rdb::save_chain`, `rdb::BLOOM_ENCODING`, ...).
 
-pub use crate::bloom::rdb::{load_chain, save_chain, BLOOM_ENCODING};
+pub use crate::bloom::rdb::{
+    load_blocked, load_chain, save_chain, BLOCKED_ENCODING, BLOOM_ENCODING,
+};
 pub use crate::counting::rdb::{load_counting, save_counting, COUNTING_ENCODING};
 pub use crate::cuckoo::rdb::{load_cuckoo, save_cuckoo, CUCKOO_ENCODING};
 pub use crate::window::rdb::{load_window, save_window, WINDOW_ENCODING};

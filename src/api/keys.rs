@@ -36,6 +36,12 @@ impl Key {
     }
 
     pub fn state<T>(&self, of: &RedisType) -> KeyState<'_, T> {
+        self.state_in(&[of])
+    }
+
+    /// What the key holds, as far as any of several module types whose values are all `T`
+    /// in memory (BF's classic and BLOCKED types) are concerned.
+    pub fn state_in<T>(&self, types: &[&RedisType]) -> KeyState<'_, T> {
         if self.handle.is_null() {
             return KeyState::Empty;
         }
@@ -44,9 +50,11 @@ impl Key {
             if key_type == raw::REDISMODULE_KEYTYPE_EMPTY as c_int {
                 return KeyState::Empty;
             }
-            if key_type != raw::REDISMODULE_KEYTYPE_MODULE as c_int
-                || raw::RedisModule_ModuleTypeGetType.unwrap()(self.handle) != *of.raw_type.borrow()
-            {
+            if key_type != raw::REDISMODULE_KEYTYPE_MODULE as c_int {
+                return KeyState::Other;
+            }
+            let held = raw::RedisModule_ModuleTypeGetType.unwrap()(self.handle);
+            if !types.iter().any(|of| held == *of.raw_type.borrow()) {
                 return KeyState::Other;
             }
             let value = raw::RedisModule_ModuleTypeGetValue.unwrap()(self.handle).cast::<T>();
@@ -91,7 +99,12 @@ impl Drop for Key {
 /// The key's value if the key holds one of this type; `None` for a missing key or a key
 /// of another type (the read-only item queries answer 0 for those, as RedisBloom does).
 pub fn ours<'k, T>(key: &'k Key, of: &RedisType) -> Option<&'k T> {
-    match key.state::<T>(of) {
+    ours_in(key, &[of])
+}
+
+/// [`ours`] for several module types whose values are all `T` in memory.
+pub fn ours_in<'k, T>(key: &'k Key, types: &[&RedisType]) -> Option<&'k T> {
+    match key.state_in::<T>(types) {
         KeyState::Ours(value) => Some(value),
         _ => None,
     }
@@ -100,7 +113,12 @@ pub fn ours<'k, T>(key: &'k Key, of: &RedisType) -> Option<&'k T> {
 /// The value a command that needs an existing filter finds: `ERR not found` when the key
 /// is empty, WRONGTYPE when it holds anything else.
 pub fn existing<'k, T>(key: &'k Key, of: &RedisType) -> Result<&'k mut T, RedisError> {
-    match key.state::<T>(of) {
+    existing_in(key, &[of])
+}
+
+/// [`existing`] for several module types whose values are all `T` in memory.
+pub fn existing_in<'k, T>(key: &'k Key, types: &[&RedisType]) -> Result<&'k mut T, RedisError> {
+    match key.state_in::<T>(types) {
         KeyState::Ours(value) => Ok(value),
         KeyState::Empty => Err(RedisError::Str(errors::NOT_FOUND)),
         KeyState::Other => Err(RedisError::WrongType),

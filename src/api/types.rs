@@ -87,6 +87,15 @@ impl AofWriter {
     }
 }
 
+impl AofWriter {
+    /// Emits `<command> <key>`.
+    pub fn emit_key_only(&mut self, command: &'static std::ffi::CStr) {
+        unsafe {
+            raw::RedisModule_EmitAOF.unwrap()(self.io, command.as_ptr(), c"s".as_ptr(), self.key);
+        }
+    }
+}
+
 /// Feeds a value's RDB fields to DEBUG DIGEST-VALUE.
 struct DigestWriter {
     digest: *mut raw::RedisModuleDigest,

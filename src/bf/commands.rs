@@ -153,5 +153,18 @@ pub fn commands() -> Vec<Command> {
             args: LOADCHUNK_ARGS,
             since: "1.0.0",
         },
+        // redbloom's own: in the replication stream and the AOF only (`types::BLOCKED_WRITE`).
+        Command {
+            name: "bf.blockedwrite",
+            handler: command_entry!(handlers::blocked_write),
+            flags: "write fast",
+            arity: 2,
+            key: Write,
+            acl_category: ACL_CATEGORY,
+            summary: "Does nothing: precedes each write to a BLOCKED filter that replicas and the AOF receive, so that RedisBloom refuses it",
+            complexity: "O(1)",
+            args: KEY,
+            since: "0.1.0",
+        },
     ]
 }

@@ -7,7 +7,7 @@ use super::{
 };
 use crate::api::args::Args;
 use crate::api::events::notify_write;
-use crate::api::keys::{existing, Key, KeyState};
+use crate::api::keys::{existing_in, Key, KeyState};
 use crate::api::replies::{reply_bool, reply_fields, ArrayReply, Field, Resp2Fields};
 use crate::errors;
 use crate::options::{find_keyword, option_letter};
@@ -110,7 +110,7 @@ pub fn reserve<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
         }
     }
     let key = Key::open(ctx, args, 1, true);
-    match key.state::<F>(F::data_type()) {
+    match key.state_in::<F>(F::data_types()) {
         KeyState::Empty => {}
         KeyState::Ours(_) => return Err(error(errors::ITEM_EXISTS)),
         KeyState::Other => return Err(RedisError::WrongType),
@@ -265,7 +265,7 @@ pub fn card<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
         return Err(RedisError::WrongArity);
     }
     let key = Key::open(ctx, args, 1, false);
-    match key.state::<F>(F::data_type()) {
+    match key.state_in::<F>(F::data_types()) {
         KeyState::Ours(filter) => Ok(RedisValue::Integer(filter.summary().items as i64)),
         KeyState::Empty => Ok(RedisValue::Integer(0)),
         KeyState::Other => Err(RedisError::WrongType),
@@ -278,7 +278,7 @@ pub fn info<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
         return Err(RedisError::WrongArity);
     }
     let key = Key::open(ctx, args, 1, false);
-    let summary = existing::<F>(&key, F::data_type())?.summary();
+    let summary = existing_in::<F>(&key, F::data_types())?.summary();
     let mut fields: Vec<Field> = vec![
         ("Capacity", Some(summary.capacity as i64)),
         ("Size", Some(summary.size as i64)),
@@ -310,7 +310,7 @@ pub fn debug<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
         return Err(RedisError::WrongArity);
     }
     let key = Key::open(ctx, args, 1, false);
-    let filter = existing::<F>(&key, F::data_type())?;
+    let filter = existing_in::<F>(&key, F::data_types())?;
     let mut lines = vec![RedisValue::BulkString(format!(
         "size:{}",
         filter.summary().items
@@ -325,7 +325,7 @@ pub fn scandump<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
         return Err(RedisError::WrongArity);
     }
     let key = Key::open(ctx, args, 1, false);
-    let filter = existing::<F>(&key, F::data_type())?;
+    let filter = existing_in::<F>(&key, F::data_types())?;
     let iter = args.integer(2).ok_or(error(errors::SCANDUMP_NOT_NUMERIC))?;
     let (next, data) = if iter == 0 {
         (1, filter.dump_header())
@@ -352,15 +352,17 @@ pub fn loadchunk<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
     let data = args.bytes(3);
     let mut write = Write::new(ctx, args);
     let key = Key::open(ctx, args, 1, true);
-    match key.state::<F>(F::data_type()) {
+    match key.state_in::<F>(F::data_types()) {
         KeyState::Empty if iter == 1 => {
             let filter = F::from_dump_header(data, write.max_bytes())
                 .map_err(|_| error(errors::RECEIVED_BAD_DATA))?;
-            key.set(F::data_type(), Box::new(filter))?;
+            write.marked_if(filter.is_blocked());
+            key.set(filter.stored_type(), Box::new(filter))?;
         }
         KeyState::Empty => return Err(error(errors::NOT_FOUND)),
         KeyState::Other => return Err(RedisError::WrongType),
         KeyState::Ours(filter) => {
+            write.marked_if(filter.is_blocked());
             filter.load_dump_chunk(iter, data).map_err(|e| {
                 error(match e {
                     DumpError::BadData => errors::RECEIVED_BAD_DATA,
@@ -372,5 +374,15 @@ pub fn loadchunk<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
     }
     write.as_received();
     notify_write(ctx, args);
+    Ok(RedisValue::SimpleStringStatic("OK"))
+}
+
+/// BF.BLOCKEDWRITE key — does nothing (redbloom's own). It precedes each write to a
+/// BLOCKED filter that replicas and the AOF receive (`types::BLOCKED_WRITE`), so that
+/// RedisBloom, which does not know it, refuses the write instead of misapplying it.
+pub fn blocked_write(_ctx: &Context, args: &Args) -> RedisResult {
+    if args.len() != 2 {
+        return Err(RedisError::WrongArity);
+    }
     Ok(RedisValue::SimpleStringStatic("OK"))
 }

@@ -1,7 +1,7 @@
 //! The BF.* adapter: what the classic chain gives the shared Bloom handlers.
 
 use super::{BloomKind, Summary};
-use crate::types::BLOOM_TYPE;
+use crate::types::{BLOCKED_TYPE, BLOOM_TYPE};
 use redbloom_core::bloom::chain::{AddOutcome, Chain};
 use redbloom_core::bloom::dump::{self as bloom_dump, DumpError};
 use redbloom_core::bloom::link::LinkError;
@@ -10,10 +10,24 @@ use redbloom_core::hash::HashPair;
 use redbloom_core::memory::Ceiling;
 use redis_module::native_types::RedisType;
 
+static BLOOM_TYPES: [&RedisType; 2] = [&BLOOM_TYPE, &BLOCKED_TYPE];
+
 impl BloomKind for Chain {
     const HAS_BLOCKED: bool = true;
-    fn data_type() -> &'static RedisType {
-        &BLOOM_TYPE
+    /// Classic filters (and BLOCKED ones written before `RBblockBF` existed) are
+    /// `MBbloom--`, BLOCKED filters `RBblockBF`.
+    fn data_types() -> &'static [&'static RedisType] {
+        &BLOOM_TYPES
+    }
+    fn stored_type(&self) -> &'static RedisType {
+        if self.is_blocked() {
+            &BLOCKED_TYPE
+        } else {
+            &BLOOM_TYPE
+        }
+    }
+    fn is_blocked(&self) -> bool {
+        Chain::is_blocked(self)
     }
     fn create(
         capacity: u64,

@@ -8,7 +8,7 @@ mod commands;
 pub mod handlers;
 mod kind;
 
-use crate::api::keys::{ours, Key, KeyState};
+use crate::api::keys::{ours_in, Key, KeyState};
 use crate::api::types::ModuleValue;
 use crate::command_table::Family;
 use crate::config;
@@ -55,8 +55,17 @@ pub struct Summary {
 pub trait BloomKind: ModuleValue + 'static {
     /// Whether the type has the cache-local layout (the BLOCKED keyword, `bf-blocked`).
     const HAS_BLOCKED: bool = false;
-    /// Its Redis data type.
-    fn data_type() -> &'static RedisType;
+    /// The Redis data types whose values are this kind (the commands serve each of them).
+    fn data_types() -> &'static [&'static RedisType];
+    /// The type a new value is stored under.
+    fn stored_type(&self) -> &'static RedisType {
+        Self::data_types()[0]
+    }
+    /// Whether the filter has the cache-local layout, whose writes replicate after
+    /// `BF.BLOCKEDWRITE` (`types::BLOCKED_WRITE`) so that RedisBloom refuses them.
+    fn is_blocked(&self) -> bool {
+        false
+    }
     fn create(
         capacity: u64,
         error: f64,
@@ -146,7 +155,8 @@ impl NewFilter {
             write.max_bytes(),
         )
         .map_err(create_error)?;
-        let filter = key.set(F::data_type(), Box::new(filter))?;
+        write.marked_if(filter.is_blocked());
+        let filter = key.set(filter.stored_type(), Box::new(filter))?;
         write.created(self.creation(&*filter));
         Ok(filter)
     }
@@ -187,8 +197,11 @@ fn filter_for_write<'k, F: BloomKind>(
     params: Option<&NewFilter>,
     write: &mut Write,
 ) -> Result<&'k mut F, RedisError> {
-    match key.state::<F>(F::data_type()) {
-        KeyState::Ours(filter) => Ok(filter),
+    match key.state_in::<F>(F::data_types()) {
+        KeyState::Ours(filter) => {
+            write.marked_if(filter.is_blocked());
+            Ok(filter)
+        }
         KeyState::Other => Err(RedisError::WrongType),
         KeyState::Empty => match params {
             Some(params) => params.create_in(key, write),
@@ -200,5 +213,5 @@ fn filter_for_write<'k, F: BloomKind>(
 /// The filter of a read-only item query, or `None` for a missing key or a key of another
 /// type (BF.EXISTS and BF.MEXISTS answer 0 for those, as RedisBloom does).
 pub fn filter_or_none<F: BloomKind>(key: &Key) -> Option<&F> {
-    ours(key, F::data_type())
+    ours_in(key, F::data_types())
 }

@@ -12,9 +12,11 @@ use redbloom_core::hash::HashPair;
 use redbloom_core::memory::Ceiling;
 use redis_module::native_types::RedisType;
 
+static COUNTING_TYPES: [&RedisType; 1] = [&COUNTING_TYPE];
+
 impl BloomKind for CountingChain {
-    fn data_type() -> &'static RedisType {
-        &COUNTING_TYPE
+    fn data_types() -> &'static [&'static RedisType] {
+        &COUNTING_TYPES
     }
     fn create(
         capacity: u64,

@@ -388,7 +388,7 @@ fn aof_replayed_under_other_configs_restores_identical_filters() {
 }
 
 /// The commands of the AOF's incremental file, in order (each an array of bulk strings).
-fn aof_commands(server: &Server) -> Vec<Vec<Vec<u8>>> {
+pub(crate) fn aof_commands(server: &Server) -> Vec<Vec<Vec<u8>>> {
     let dir = server.dir.join("appendonlydir");
     let incr = std::fs::read_dir(&dir)
         .expect("appendonlydir")
@@ -417,7 +417,7 @@ fn aof_commands(server: &Server) -> Vec<Vec<Vec<u8>>> {
     out
 }
 
-fn text(command: &[Vec<u8>]) -> String {
+pub(crate) fn text(command: &[Vec<u8>]) -> String {
     command
         .iter()
         .map(|a| String::from_utf8_lossy(a).into_owned())

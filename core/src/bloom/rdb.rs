@@ -7,6 +7,20 @@ use crate::rdb::{FieldReader, FieldWriter};
 /// Current encoding version of the Bloom type (`MBbloom--`).
 pub const BLOOM_ENCODING: i32 = 4;
 
+/// Encoding version of the BLOCKED Bloom type (`RBblockBF`, redbloom's own): the fields of
+/// `MBbloom--` encoding 4, the BLOCKED option bit always set.
+pub const BLOCKED_ENCODING: i32 = 1;
+
+/// Reads a BLOCKED chain of the `RBblockBF` type: encoding 1, whose fields are those of
+/// `MBbloom--` encoding 4; a chain without the BLOCKED option is refused (no command
+/// stores a classic chain under that type).
+pub fn load_blocked(input: &mut impl FieldReader, encver: i32) -> Option<Chain> {
+    if encver != BLOCKED_ENCODING {
+        return None;
+    }
+    load_chain(input, BLOOM_ENCODING).filter(Chain::is_blocked)
+}
+
 /// Writes a Bloom chain in encoding 4.
 pub fn save_chain(chain: &Chain, out: &mut impl FieldWriter) {
     out.unsigned(chain.items);
@@ -111,6 +125,23 @@ mod tests {
         save_chain(&chain, &mut fields);
         assert_eq!(fields.fields.len(), 4 + 8 * chain.links.len());
         assert_eq!(load_chain(&mut fields, 4), Some(chain));
+    }
+
+    #[test]
+    fn blocked_type_takes_only_blocked_chains_of_its_encoding() {
+        let mut blocked = Chain::with_layout(100, 0.01, 2, true, true, u64::MAX).unwrap();
+        let pair = blocked.hash(b"a");
+        blocked.add(pair, u64::MAX);
+        let mut fields = Fields::default();
+        save_chain(&blocked, &mut fields);
+        assert_eq!(load_blocked(&mut fields.clone(), 1), Some(blocked.clone()));
+        assert_eq!(load_blocked(&mut fields.clone(), 2), None);
+        assert_eq!(load_blocked(&mut fields.clone(), 0), None);
+        // The legacy form (MBbloom-- with the option bit) still loads as it did.
+        assert_eq!(load_chain(&mut fields, 4), Some(blocked));
+        let mut classic = Fields::default();
+        save_chain(&sample(), &mut classic);
+        assert_eq!(load_blocked(&mut classic, 1), None);
     }
 
     #[test]

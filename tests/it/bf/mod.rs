@@ -4,5 +4,6 @@
 mod blocked;
 mod commands;
 mod dump;
+mod going_back;
 mod persistence;
 mod replication;

@@ -28,4 +28,4 @@ pub use crc64::{crc64_jones, with_crc};
 pub use resp::{call, expect, pipeline_expect, RawConnection, Reply};
 pub use rng::Rng;
 pub use scandump::{loadchunks, scandump};
-pub use server::{cli_binary, module_path, server_binary, Server, TempDir};
+pub use server::{cli_binary, module_path, redisbloom, server_binary, Server, TempDir};

@@ -97,6 +97,33 @@ pub struct Server {
     child: Option<Child>,
     extra: Vec<String>,
     keep_dir: bool,
+    /// Another module than the one under test (a RedisBloom build, [`redisbloom`]).
+    module: Option<PathBuf>,
+}
+
+/// RedisBloom 2.4.20 built outside the repository (`REDISBLOOM_MODULE=/path/to/redisbloom.so`),
+/// for the checks of what RedisBloom makes of redbloom's data; `None`, with a message
+/// naming `test`, when it is not set or the servers under test are not Redis' own (it
+/// runs on Debian's redis-server 7.0).
+pub fn redisbloom(test: &str) -> Option<PathBuf> {
+    let module = std::env::var("REDISBLOOM_MODULE").ok().map(PathBuf::from);
+    match module {
+        Some(module) if std::env::var("REDBLOOM_SERVER").is_err() => {
+            assert!(
+                module.is_file(),
+                "REDISBLOOM_MODULE: no file {}",
+                module.display()
+            );
+            Some(module)
+        }
+        _ => {
+            eprintln!(
+                "{test}: RedisBloom side skipped (set REDISBLOOM_MODULE to a RedisBloom 2.4.20 \
+                 redisbloom.so; runs on redis-server only)"
+            );
+            None
+        }
+    }
 }
 
 pub struct TempDir(pub PathBuf);
@@ -149,6 +176,23 @@ impl Server {
         )
     }
 
+    /// A server with another module than redbloom (a RedisBloom build) and extra arguments.
+    pub fn start_with_module(module: &Path, extra: &[&str]) -> Server {
+        let dir = TempDir::new("ref");
+        let dir_path = dir.0.clone();
+        std::mem::forget(dir);
+        let mut server = Server {
+            port: free_port(),
+            dir: dir_path,
+            child: None,
+            extra: extra.iter().map(|s| s.to_string()).collect(),
+            keep_dir: false,
+            module: Some(module.to_path_buf()),
+        };
+        server.spawn();
+        server
+    }
+
     fn launch(dir: PathBuf, extra: Vec<String>, keep_dir: bool) -> Server {
         let port = free_port();
         let mut server = Server {
@@ -157,13 +201,14 @@ impl Server {
             child: None,
             extra,
             keep_dir,
+            module: None,
         };
         server.spawn();
         server
     }
 
     fn spawn(&mut self) {
-        let module = module_path();
+        let module = self.module.clone().unwrap_or_else(module_path);
         let mut args: Vec<String> = vec![
             "--port".into(),
             self.port.to_string(),
