@@ -164,7 +164,7 @@ pub fn commands() -> Vec<Command> {
             summary: "Does nothing: precedes each write to a BLOCKED filter that replicas and the AOF receive, so that RedisBloom refuses it",
             complexity: "O(1)",
             args: KEY,
-            since: "0.1.0",
+            since: "1.0.0",
         },
     ]
 }
