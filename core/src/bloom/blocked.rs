@@ -60,7 +60,7 @@ pub fn shape(entries: u64, error: f64) -> Result<LinkShape, LinkError> {
         return Err(LinkError::Invalid);
     }
     let (bpe, hashes) = bits_per_item(error);
-    // Rates below ~1e-38 are out of reach of 512 bits per item and k ≤ 32.
+    // Rates below ~1.01e-17 are out of reach of 512 bits per item and k ≤ 32.
     if !bpe.is_finite() {
         return Err(LinkError::Invalid);
     }
@@ -366,6 +366,37 @@ mod tests {
                 c > classic && c / classic <= max_ratio,
                 "{error}: {c} vs {classic}"
             );
+        }
+    }
+
+    #[test]
+    fn the_lowest_rate_is_1_01e_17() {
+        assert!(shape(10, 1.02e-17).is_ok());
+        assert_eq!(shape(10, 1.01e-17), Err(LinkError::Invalid));
+    }
+
+    #[test]
+    fn a_blocked_chain_scales_as_far_as_a_classic_one() {
+        // EXPANSION 1 halves the rate per link: past ~49 links it is out of the layout's
+        // reach, and later links keep the last reachable rate.
+        let mut blocked = Chain::with_layout(10, 0.01, 1, true, true, u64::MAX).unwrap();
+        let mut classic = Chain::with_layout(10, 0.01, 1, true, false, u64::MAX).unwrap();
+        for i in 0..2000 {
+            let item = format!("item{i}");
+            for chain in [&mut blocked, &mut classic] {
+                let outcome = chain.add(chain.hash(item.as_bytes()), u64::MAX);
+                assert!(
+                    matches!(outcome, AddOutcome::Added | AddOutcome::Exists),
+                    "{i}"
+                );
+            }
+        }
+        assert!(blocked.links().len() > 180, "{}", blocked.links().len());
+        let last = blocked.links().last().unwrap().error();
+        assert!(last > 1.01e-17 && last < 2.1e-17, "{last:e}");
+        for i in 0..2000 {
+            let pair = blocked.hash(format!("item{i}").as_bytes());
+            assert!(blocked.contains(pair), "{i}");
         }
     }
 

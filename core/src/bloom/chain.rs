@@ -311,11 +311,17 @@ impl Chain {
         }
     }
 
-    /// Appends a link `growth` times larger with half the error of the newest one.
+    /// Appends a link `growth` times larger with half the error of the newest one — for a
+    /// blocked chain, the newest one's error once half of it is below the lowest rate the
+    /// layout reaches (~1.01e-17), so that it scales as far as a classic chain does.
     fn grow(&mut self, max_bytes: u64) -> Result<(), LinkError> {
         let newest = self.links.last().expect("a chain always has a link");
         let entries = newest.entries.wrapping_mul(u64::from(self.growth));
-        let shape = LinkShape::for_chain(entries, newest.error * 0.5, self.options)?;
+        let mut error = newest.error * 0.5;
+        if self.is_blocked() && !crate::bloom::blocked::bits_per_item(error).0.is_finite() {
+            error = newest.error;
+        }
+        let shape = LinkShape::for_chain(entries, error, self.options)?;
         let room = max_bytes.saturating_sub(self.mem_usage() + LINK_OVERHEAD);
         self.links
             .try_reserve(1)

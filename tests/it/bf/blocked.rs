@@ -2,7 +2,9 @@
 //! it, the config for implicitly created filters, and every way a filter travels — SCANDUMP
 //! / LOADCHUNK, DEBUG RELOAD, AOF rewrite, COPY, replication — keeping it byte-identical.
 
-use crate::support::bf::{assert_same_filters, items, madd, mexists, snapshots, Snapshot};
+use crate::support::bf::{
+    assert_all_exist, assert_same_filters, items, madd, mexists, snapshots, Snapshot,
+};
 use crate::support::{
     call, info_field, loadchunks, scandump, start_replica, wait_for_replicas, wait_until,
     RawConnection, Reply, Server,
@@ -313,5 +315,34 @@ fn the_replica_gets_blocked_filters_whatever_its_config() {
     assert_eq!(
         call(&mut rconn, "CONFIG GET bf.bf-blocked"),
         Reply::bulk_array(&["bf.bf-blocked", "0"])
+    );
+}
+
+/// With EXPANSION 1 the rate halves per link and leaves the blocked layout's reach after
+/// ~49 links; later links keep the last reachable rate, so the filter scales as far as a
+/// classic one with the same arguments (issue 23: it refused every add after 49 links).
+#[test]
+fn blocked_scales_as_far_as_classic_with_expansion_1() {
+    let server = Server::start();
+    let mut conn = server.raw();
+    for (key, layout) in [("b", " BLOCKED"), ("c", "")] {
+        let reserve = format!("BF.RESERVE {key} 0.01 10 EXPANSION 1{layout}");
+        assert_eq!(call(&mut conn, &reserve), Reply::ok());
+        let added = items("i", 0..2000);
+        let replies = madd(&mut conn, key, &added);
+        assert!(
+            replies.iter().all(|r| matches!(r, Reply::Int(_))),
+            "{key}: {replies:?}"
+        );
+        assert_all_exist(&mut conn, key, &added);
+    }
+    // Links hold 10 items each; items found present (false positives) are not added.
+    for key in ["b", "c"] {
+        let links = call(&mut conn, &format!("BF.INFO {key} FILTERS")).array()[0].int();
+        assert!((180..=200).contains(&links), "{key}: {links} links");
+    }
+    assert_eq!(
+        call(&mut conn, "BF.RESERVE low 1e-17 10 BLOCKED"),
+        Reply::err("ERR could not create filter")
     );
 }
