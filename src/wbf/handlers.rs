@@ -168,20 +168,24 @@ fn add_at(
     let key = Key::open(ctx, args, 1, true);
     let filter = existing::<WindowFilter>(&key, &WINDOW_TYPE)?;
     let sub = if multi { &MADD } else { &ADD };
+    // `None`: as it came from the master or the AOF, the write ends no generation by
+    // time, as on the master (whatever the time here, and even where no time maps to the
+    // newest generation: with WINDOW below the number of generations, several generations
+    // start in the same millisecond).
     let (time, verbatim) = match explicit {
-        Some(time) => (time, true),
+        Some(time) => (Some(time), true),
         None => {
             let now = now_ms();
             if filter.due_shifts(now) == 0 {
-                (now, true)
+                (Some(now), true)
             } else if is_trusted(ctx) {
-                let start = filter.generation_start(filter.generation());
-                (u64::try_from(start).unwrap_or(u64::MAX), true)
+                (None, true)
             } else {
-                (now, false)
+                (Some(now), false)
             }
         }
     };
+    let propagated = time.unwrap_or_default();
     if multi {
         let pairs: Vec<HashPair> = (from..args.len())
             .map(|i| HashPair::wide(args.bytes(i)))
@@ -190,11 +194,15 @@ fn add_at(
         tracked(filter, |f| {
             f.add_each(&pairs, time, |new| reply.boolean(new))
         });
-        propagate_at(ctx, args, time, sub, from, verbatim);
+        propagate_at(ctx, args, propagated, sub, from, verbatim);
         reply.finish()
     } else {
-        let new = tracked(filter, |f| f.add(HashPair::wide(args.bytes(from)), time));
-        propagate_at(ctx, args, time, sub, from, verbatim);
+        let pair = HashPair::wide(args.bytes(from));
+        let new = tracked(filter, |f| match time {
+            Some(time) => f.add(pair, time),
+            None => f.add_untimed(pair),
+        });
+        propagate_at(ctx, args, propagated, sub, from, verbatim);
         reply_bool(ctx, new)
     }
 }

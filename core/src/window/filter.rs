@@ -1,6 +1,6 @@
 //! The window filter: the ring of slices, its generations and times, adds and lookups.
 
-use super::{WindowShape, MAX_GENERATION, MAX_K};
+use super::{WindowShape, MAX_GENERATION, MAX_K, MAX_WINDOW};
 use crate::bloom::link::{LinkError, Modulus};
 use crate::hash::HashPair;
 use crate::memory::zeroed_bytes;
@@ -39,7 +39,7 @@ impl WindowFilter {
         max_bytes: u64,
     ) -> Result<Self, LinkError> {
         let shape = WindowShape::new(capacity, error)?;
-        if window == Some(0) {
+        if window.is_some_and(|w| w == 0 || w > MAX_WINDOW) {
             return Err(LinkError::Invalid);
         }
         let bytes = shape.data_bytes().ok_or(LinkError::TooLarge)?;
@@ -273,12 +273,16 @@ impl WindowFilter {
             .sum()
     }
 
-    /// Ends the generations that are over before an add at `now`: a timed window catches up
-    /// with the clock (at most one full turn of clearing), then ends generations early
-    /// while the newest slices hold a full load; a counted window ends a full generation.
-    fn advance(&mut self, now: u64) {
+    /// Ends the generations that are over before an add: a timed window catches up with
+    /// the clock at `now` (at most one full turn of clearing; `None`: no time passes, as
+    /// for a write replicated as it came), then turns early while the newest slices hold a
+    /// full load; a counted window ends a full generation. An early turn does not move the
+    /// generation number, which follows the clock alone: so after a burst, generations
+    /// keep ending on time and every item ages out on time (it only ages faster while the
+    /// turns come early).
+    fn advance(&mut self, now: Option<u64>) {
         if self.is_timed() {
-            let target = self.generation_at(now);
+            let target = now.map_or(0, |now| self.generation_at(now));
             if target > self.generation {
                 for _ in 0..(target - self.generation).min(u64::from(self.slices())) {
                     self.shift();
@@ -287,7 +291,6 @@ impl WindowFilter {
             }
             while self.newest_load() >= self.shape.slice_load() {
                 self.shift();
-                self.generation = (self.generation + 1).min(MAX_GENERATION);
             }
         } else if self.counts[self.newest as usize] >= self.shape.generation_size {
             self.shift();
@@ -298,6 +301,16 @@ impl WindowFilter {
     /// Records the item at `now` (it stays a full window from now); true if it was not in
     /// the window before.
     pub fn add(&mut self, pair: HashPair, now: u64) -> bool {
+        self.add_when(pair, Some(now))
+    }
+
+    /// Records the item in the newest generation, whatever the time: what a write that
+    /// ended no generation by time on the master does on a replica or from the AOF.
+    pub fn add_untimed(&mut self, pair: HashPair) -> bool {
+        self.add_when(pair, None)
+    }
+
+    fn add_when(&mut self, pair: HashPair, now: Option<u64>) -> bool {
         self.advance(now);
         // The item's bits in the k newest slices: all set means a run there already; else
         // the other runs decide. Kept for setting them.
@@ -318,10 +331,11 @@ impl WindowFilter {
         new
     }
 
-    /// Adds many items at `now`, in order; `emit` gets whether each was new.
-    pub fn add_each(&mut self, pairs: &[HashPair], now: u64, mut emit: impl FnMut(bool)) {
+    /// Adds many items at `now` (`None`: as [`Self::add_untimed`]), in order; `emit` gets
+    /// whether each was new.
+    pub fn add_each(&mut self, pairs: &[HashPair], now: Option<u64>, mut emit: impl FnMut(bool)) {
         for &pair in pairs {
-            emit(self.add(pair, now));
+            emit(self.add_when(pair, now));
         }
     }
 
@@ -371,6 +385,7 @@ impl WindowFilter {
             && self.shape.data_bytes() == Some(self.bits.len() as u64)
             && (self.newest as usize) < n
             && self.generation <= MAX_GENERATION
+            && self.window <= MAX_WINDOW
             && (self.is_timed() || self.base == 0)
             && counts_ok
     }

@@ -53,6 +53,10 @@ pub use shape::{false_positive_bound, WindowShape};
 /// Most slices an item is added to (`k`); error rates down to ~1e-18 need fewer.
 pub const MAX_K: u32 = 64;
 
+/// Longest window (milliseconds): WBF.RESERVE's WINDOW is a signed 64-bit integer, and
+/// a loaded filter must be one it could have made.
+pub const MAX_WINDOW: u64 = i64::MAX as u64;
+
 /// Highest generation number; time arguments beyond it saturate (2^62 generations are
 /// ~146 million years of one-millisecond generations).
 pub const MAX_GENERATION: u64 = 1 << 62;

@@ -434,6 +434,9 @@ fn hostile_loadchunk_and_restore_input() {
         ("huge capacity", patched(4, &u64::MAX.to_le_bytes())),
         ("error", patched(12, &0.5f64.to_le_bytes())),
         ("nan error", patched(12, &f64::NAN.to_le_bytes())),
+        // WBF.RESERVE's WINDOW stops at 2^63 - 1 (WBF.INFO showed -1 for 2^64 - 1).
+        ("window", patched(20, &u64::MAX.to_le_bytes())),
+        ("window 2^63", patched(20, &(1u64 << 63).to_le_bytes())),
         ("generation", patched(36, &u64::MAX.to_le_bytes())),
         ("k", patched(44, &0u32.to_le_bytes())),
         ("huge k", patched(44, &u32::MAX.to_le_bytes())),
