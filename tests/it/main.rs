@@ -15,6 +15,7 @@ mod cluster;
 mod docs;
 mod durability;
 mod effects;
+mod errors;
 mod fixtures_redisbloom;
 mod hostile_input;
 mod large_filters;

@@ -1,0 +1,109 @@
+//! Every literal error of `src/errors.rs` is asserted somewhere in these tests (issue 23: a
+//! changed text no test sees goes unnoticed), and the replies no other test produced.
+
+use crate::support::{call, Reply, Server};
+use std::path::Path;
+
+/// Errors no command can produce on purpose, and why.
+const UNREACHABLE: &[(&str, &str)] = &[
+    (
+        "COULD_NOT_STORE",
+        "the server refused a value for an empty key opened for writing",
+    ),
+    ("INTERNAL_ERROR", "a handler panicked (a bug)"),
+];
+
+/// (name, text) of every `pub const NAME: &str = "text";` of src/errors.rs.
+fn error_strings() -> Vec<(String, String)> {
+    let source = include_str!("../../src/errors.rs");
+    let mut out = Vec::new();
+    for (i, _) in source.match_indices("pub const ") {
+        let rest = &source[i + "pub const ".len()..];
+        let name = &rest[..rest.find(':').unwrap()];
+        let open = rest.find('"').unwrap();
+        let close = open + 1 + rest[open + 1..].find('"').unwrap();
+        assert!(!rest[open + 1..close].contains('\\'), "{name}: an escape");
+        out.push((name.to_string(), rest[open + 1..close].to_string()));
+    }
+    out
+}
+
+fn test_sources(dir: &Path, out: &mut String) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            test_sources(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push_str(&std::fs::read_to_string(&path).unwrap());
+        }
+    }
+}
+
+#[test]
+fn every_error_string_is_asserted_by_a_test() {
+    let mut tests = String::new();
+    test_sources(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/it")
+            .as_path(),
+        &mut tests,
+    );
+    let errors = error_strings();
+    assert!(errors.len() >= 49, "{} errors read", errors.len());
+    let unasserted: Vec<&String> = errors
+        .iter()
+        .filter(|(name, text)| {
+            !tests.contains(&format!("\"{text}\"")) && !UNREACHABLE.iter().any(|(n, _)| n == name)
+        })
+        .map(|(name, _)| name)
+        .collect();
+    assert!(unasserted.is_empty(), "no test asserts {unasserted:?}");
+    for (name, _) in UNREACHABLE {
+        assert!(errors.iter().any(|(n, _)| n == name), "{name} is gone");
+    }
+}
+
+/// CF's creation error, reachable through the configs: a default capacity of 4 in buckets
+/// of 4 (one bucket), which RedisBloom refuses to create, as redbloom does.
+#[test]
+fn cf_could_not_create_filter() {
+    let server = Server::start();
+    let mut conn = server.raw();
+    assert_eq!(
+        call(&mut conn, "CONFIG SET bf.cf-initial-size 4"),
+        Reply::ok()
+    );
+    assert_eq!(
+        call(&mut conn, "CONFIG SET bf.cf-bucket-size 4"),
+        Reply::ok()
+    );
+    assert_eq!(
+        call(&mut conn, "CF.ADD k a"),
+        Reply::err("ERR Could not create filter")
+    );
+    assert_eq!(call(&mut conn, "EXISTS k"), Reply::Int(0));
+}
+
+/// `ERR bad time`: WBF.AT only comes from the master or the AOF, so the reply is seen in
+/// the log line of a write the source applied and this server could not.
+#[test]
+fn wbf_at_with_a_bad_time_in_the_aof_is_logged() {
+    let mut server = Server::start_with(&["--appendonly", "yes", "--aof-use-rdb-preamble", "no"]);
+    assert_eq!(call(&mut server.raw(), "SET other 1"), Reply::ok());
+    server.stop(false);
+    let dir = server.dir.join("appendonlydir");
+    let incr = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".incr.aof"))
+        .unwrap();
+    let mut aof = std::fs::read(&incr).unwrap();
+    aof.extend_from_slice(b"*5\r\n$6\r\nWBF.AT\r\n$1\r\nk\r\n$2\r\n-5\r\n$3\r\nADD\r\n$1\r\nx\r\n");
+    std::fs::write(&incr, aof).unwrap();
+    server.restart(&[]);
+    assert_eq!(call(&mut server.raw(), "EXISTS k"), Reply::Int(0));
+    let log = server.log();
+    let error = "ERR bad time";
+    let line = format!("redbloom: WBF.AT k from the master or the AOF failed here ({error})");
+    assert!(log.contains(&line), "{log}");
+}
