@@ -646,7 +646,7 @@ fn command_metadata_is_complete() {
             .iter()
             .map(Reply::text)
             .collect();
-        assert_eq!(bloom.len(), 11);
+        assert_eq!(bloom.len(), 12);
         assert!(bloom.iter().all(|c| c.starts_with("bf.")));
         let cuckoo = call(&mut conn, "ACL CAT cuckoo").array();
         assert_eq!(cuckoo.len(), 14);
