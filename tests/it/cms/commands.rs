@@ -145,3 +145,42 @@ fn copy_digest_and_info_section() {
         "0"
     );
 }
+
+#[test]
+fn aof_rewrite_is_restore_of_dump_and_replays_in_every_database() {
+    // Without the RDB preamble the rewrite holds `RESTORE key 0 <DUMP>` per sketch (what
+    // RedisBloom writes), taken in the key's own database.
+    let mut server = Server::start_with(&["--appendonly", "yes", "--aof-use-rdb-preamble", "no"]);
+    let mut conn = server.raw();
+    conn.call(&["CMS.INITBYDIM", "a", "40", "3"]);
+    conn.call(&["CMS.INCRBY", "a", "x", "5", "y", "4294967295"]);
+    assert_eq!(conn.call(&["SELECT", "3"]), Reply::ok());
+    conn.call(&["CMS.INITBYPROB", "b", "0.01", "0.01"]);
+    conn.call(&["CMS.INCRBY", "b", "z", "9"]);
+    let dump_b = conn.call(&["DUMP", "b"]);
+    conn.call(&["SELECT", "0"]);
+    let dump_a = conn.call(&["DUMP", "a"]);
+    crate::support::rewrite_aof(&mut conn);
+    let aof_dir = server.dir.join("appendonlydir");
+    let base = std::fs::read_dir(&aof_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".base.aof"))
+        .expect("a base AOF file");
+    let text = std::fs::read(&base).unwrap();
+    let restores = text
+        .windows(13)
+        .filter(|w| w == b"$7\r\nRESTORE\r\n")
+        .count();
+    assert_eq!(restores, 2);
+    drop(conn);
+    server.restart(&[]);
+    let mut conn = server.raw();
+    assert_eq!(conn.call(&["DUMP", "a"]), dump_a);
+    conn.call(&["SELECT", "3"]);
+    assert_eq!(conn.call(&["DUMP", "b"]), dump_b);
+    assert_eq!(
+        conn.call(&["CMS.QUERY", "b", "z"]),
+        Reply::Array(Some(vec![Reply::Int(9)]))
+    );
+}
