@@ -9,11 +9,12 @@ use std::collections::HashSet;
 
 /// Each family's prefix and ACL category, stated here independently of the tables
 /// (`bloom` and `cuckoo` are RedisBloom's names).
-const EXPECTED_FAMILIES: [(&str, &str); 4] = [
+const EXPECTED_FAMILIES: [(&str, &str); 5] = [
     ("bf", "bloom"),
     ("cf", "cuckoo"),
     ("cbf", "cbf"),
     ("wbf", "wbf"),
+    ("cms", "cms"),
 ];
 
 /// Redis' command flag words (RedisModule_CreateCommand).
@@ -113,7 +114,11 @@ fn problems(family: &Family, command: &Command) -> Vec<String> {
     } else {
         KeyAccess::Read
     };
-    check(command.key == access, "key access does not match the flags");
+    let merges = command.key == KeyAccess::WriteFromSources;
+    check(
+        command.key == access || (merges && writes),
+        "key access does not match the flags",
+    );
     check(!command.summary.is_empty(), "no summary");
     check(!command.complexity.is_empty(), "no complexity");
     check(is_version(command.since), "since is not a version");
@@ -129,9 +134,19 @@ fn problems(family: &Family, command: &Command) -> Vec<String> {
                     .is_some_and(|arg| arg.kind == ArgKind::Key && !arg.optional),
                 "the first argument is not the key",
             );
+            // A merge: the destination, the key count, the sources (repeatable).
+            let keys: Vec<&ArgDoc> = docs.iter().filter(|a| a.kind == ArgKind::Key).collect();
+            let sources_follow = docs.get(1).is_some_and(|a| a.kind == ArgKind::Integer)
+                && docs
+                    .get(2)
+                    .is_some_and(|a| a.kind == ArgKind::Key && a.multiple);
             check(
-                docs.iter().filter(|arg| arg.kind == ArgKind::Key).count() == 1,
+                keys.len() == if merges { 2 } else { 1 },
                 "more than one key",
+            );
+            check(
+                !merges || sources_follow,
+                "a merge's sources do not follow its key count",
             );
             let required = 1 + required_arguments(&docs) as i32;
             let arity = if is_variadic(&docs) {

@@ -73,6 +73,26 @@ pub const INVALID_HEADER: &str = "Invalid header";
 pub const COULD_NOT_CREATE_FILTER_FROM_HEADER: &str = "Couldn't create filter!";
 pub const COULD_NOT_LOAD_CHUNK: &str = "Couldn't load chunk!";
 
+// CMS.* (RedisBloom 2.4.20's texts; none has an `ERR` prefix)
+pub const CMS_KEY_DOES_NOT_EXIST: &str = "CMS: key does not exist";
+pub const CMS_KEY_EXISTS: &str = "CMS: key already exists";
+pub const CMS_INVALID_WIDTH: &str = "CMS: invalid width";
+pub const CMS_INVALID_DEPTH: &str = "CMS: invalid depth";
+pub const CMS_INVALID_OVERESTIMATION: &str = "CMS: invalid overestimation value";
+pub const CMS_INVALID_PROB: &str = "CMS: invalid prob value";
+pub const CMS_INVALID_INIT_ARGUMENTS: &str = "CMS: invalid init arguments";
+pub const CMS_INSUFFICIENT_MEMORY: &str = "CMS: Insufficient memory to create the key";
+pub const CMS_CANNOT_PARSE_NUMBER: &str = "CMS: Cannot parse number";
+pub const CMS_NEGATIVE_NUMBER: &str = "CMS: Number cannot be negative";
+pub const CMS_INCRBY_OVERFLOW: &str = "CMS: INCRBY overflow";
+pub const CMS_INVALID_NUMKEYS: &str = "CMS: invalid numkeys";
+pub const CMS_NUMKEYS_NOT_POSITIVE: &str = "CMS: Number of keys must be positive";
+pub const CMS_WRONG_NUMBER_OF_KEYS: &str = "CMS: wrong number of keys";
+pub const CMS_WRONG_NUMBER_OF_KEYS_WEIGHTS: &str = "CMS: wrong number of keys/weights";
+pub const CMS_INVALID_WEIGHT: &str = "CMS: invalid weight value";
+pub const CMS_DIMENSIONS_DIFFER: &str = "CMS: width/depth is not equal";
+pub const CMS_MERGE_OVERFLOW: &str = "CMS: MERGE overflow";
+
 #[cfg(test)]
 mod tests {
     use super::*;

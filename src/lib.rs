@@ -13,6 +13,7 @@ pub mod api;
 pub mod bf;
 pub mod cbf;
 pub mod cf;
+pub mod cms;
 pub mod command_table;
 #[cfg(test)]
 mod command_table_tests;
@@ -29,7 +30,7 @@ pub use api::panic::CAUGHT_PANIC_LOG;
 use api::commands::{add_acl_categories, register_command, Command};
 use command_table::Family;
 use redis_module::{Context, RedisString, Status};
-use types::{BLOCKED_TYPE, BLOOM_TYPE, COUNTING_TYPE, CUCKOO_TYPE, WINDOW_TYPE};
+use types::{BLOCKED_TYPE, BLOOM_TYPE, CMS_TYPE, COUNTING_TYPE, CUCKOO_TYPE, WINDOW_TYPE};
 
 /// MODULE LIST `ver`: the RedisBloom version whose replies redbloom gives, as clients and
 /// tools gate features on it (as they read Valkey's `redis_version`). RESP3 clients get the
@@ -43,7 +44,13 @@ pub const REDISBLOOM_COMPATIBLE_VERSION: i32 = 20600;
 pub const REDBLOOM_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The command families, in registration order.
-pub const FAMILIES: [Family; 4] = [bf::FAMILY, cf::FAMILY, cbf::FAMILY, wbf::FAMILY];
+pub const FAMILIES: [Family; 5] = [
+    bf::FAMILY,
+    cf::FAMILY,
+    cbf::FAMILY,
+    wbf::FAMILY,
+    cms::FAMILY,
+];
 
 /// The module's ACL categories, one per family.
 pub fn acl_categories() -> Vec<&'static str> {
@@ -94,6 +101,6 @@ redis_module::redis_module! {
     name: "bf",
     version: REDISBLOOM_COMPATIBLE_VERSION,
     allocator: (api::allocator::ModuleAllocator, api::allocator::ModuleAllocator),
-    data_types: [BLOOM_TYPE, CUCKOO_TYPE, COUNTING_TYPE, WINDOW_TYPE, BLOCKED_TYPE],
+    data_types: [BLOOM_TYPE, CUCKOO_TYPE, COUNTING_TYPE, WINDOW_TYPE, BLOCKED_TYPE, CMS_TYPE],
     init: init,
 }

@@ -8,10 +8,17 @@ pub static BLOOM_STATS: TypeStats = TypeStats::new("bf");
 pub static CUCKOO_STATS: TypeStats = TypeStats::new("cf");
 pub static COUNTING_STATS: TypeStats = TypeStats::new("cbf");
 pub static WINDOW_STATS: TypeStats = TypeStats::new("wbf");
+pub static CMS_STATS: TypeStats = TypeStats::new("cms");
 
 /// Every type's totals, in INFO order.
-pub fn all() -> [&'static TypeStats; 4] {
-    [&BLOOM_STATS, &CUCKOO_STATS, &COUNTING_STATS, &WINDOW_STATS]
+pub fn all() -> [&'static TypeStats; 5] {
+    [
+        &BLOOM_STATS,
+        &CUCKOO_STATS,
+        &COUNTING_STATS,
+        &WINDOW_STATS,
+        &CMS_STATS,
+    ]
 }
 
 /// The module's INFO section (`INFO bf` or `INFO modules`): per filter type the number of

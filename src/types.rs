@@ -1,9 +1,10 @@
 //! The module data types and how each filter is persisted, copied and counted.
 
 use crate::api::types::{type_methods, AofWriter, ModuleValue, RdbReader, Snapshot, TypeStats};
-use crate::stats::{BLOOM_STATS, COUNTING_STATS, CUCKOO_STATS, WINDOW_STATS};
+use crate::stats::{BLOOM_STATS, CMS_STATS, COUNTING_STATS, CUCKOO_STATS, WINDOW_STATS};
 use redbloom_core::bloom::chain::Chain;
 use redbloom_core::bloom::dump as bloom_dump;
+use redbloom_core::cms::CountMinSketch;
 use redbloom_core::counting::dump as counting_dump;
 use redbloom_core::counting::CountingChain;
 use redbloom_core::cuckoo::dump as cuckoo_dump;
@@ -265,5 +266,50 @@ impl ModuleValue for WindowFilter {
 
     fn stats() -> &'static TypeStats {
         &WINDOW_STATS
+    }
+}
+
+/// RedisBloom's Count-Min Sketch type: same name and encoding (0), so RDB files and DUMP
+/// payloads move both ways.
+pub static CMS_TYPE: RedisType = RedisType::new(
+    "CMSk-TYPE",
+    rdb::CMS_ENCODING,
+    type_methods::<CountMinSketch>(),
+);
+
+impl ModuleValue for CountMinSketch {
+    fn save<W: FieldWriter>(&self, out: &mut W) {
+        rdb::save_cms(self, out);
+    }
+
+    fn load(input: &mut RdbReader, encver: i32) -> Option<Self> {
+        rdb::load_cms(input, encver)
+    }
+
+    /// `RESTORE key 0 <DUMP>`, as RedisBloom writes it (there is no chunk command).
+    fn aof_rewrite(&self, aof: &mut AofWriter) {
+        aof.emit_restore();
+    }
+
+    fn mem_usage(&self) -> usize {
+        CountMinSketch::mem_usage(self) as usize
+    }
+
+    fn try_clone(&self) -> Option<Self> {
+        let counters = redbloom_core::sparse_copy(self.counter_bytes_le()).ok()?;
+        CountMinSketch::from_parts(self.width(), self.depth(), self.count(), counters)
+    }
+
+    /// Items: the sum of the increments; one counter array.
+    fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            bytes: CountMinSketch::mem_usage(self) as i64,
+            items: self.count() as i64,
+            sub_filters: 1,
+        }
+    }
+
+    fn stats() -> &'static TypeStats {
+        &CMS_STATS
     }
 }

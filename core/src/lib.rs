@@ -64,6 +64,7 @@
 #![forbid(unsafe_code)]
 
 pub mod bloom;
+pub mod cms;
 pub mod counting;
 pub mod cuckoo;
 pub mod fmt;

@@ -124,6 +124,42 @@ pub fn cbf_rdb(data: &[u8]) {
     exercise_counting(chain, &mut input);
 }
 
+/// The Count-Min Sketch's RDB decoder (`rdb::load_cms`) over a field stream built from the
+/// input, then the loaded sketch in use: increments, queries, a merge into itself, and its
+/// fields saved and loaded back. Input: [encver byte][u16 fields length][fields][operations].
+pub fn cms_rdb(data: &[u8]) {
+    let mut input = Input::new(data);
+    let encver = i32::from(input.u8().unwrap_or(0) % 3) - 1;
+    let mut fields = fields_from(&mut input.split());
+    let Some(mut cms) = rdb::load_cms(&mut fields, encver) else {
+        return;
+    };
+    while let Some(op) = input.u8() {
+        let item = input.item();
+        match op % 3 {
+            0 => {
+                let estimate = cms.incr_by(&item, input.u64() >> 1);
+                assert!(cms.query(&item) >= estimate);
+            }
+            1 => {
+                let _ = cms.query(&item);
+            }
+            _ => {
+                let copy = cms.clone();
+                if let Ok(merged) = cms.merge(&[(&copy, input.i64())]) {
+                    merged.apply(&mut cms);
+                }
+            }
+        }
+    }
+    let mut saved = Fields::default();
+    rdb::save_cms(&cms, &mut saved);
+    assert_eq!(
+        rdb::load_cms(&mut saved, rdb::CMS_ENCODING).as_ref(),
+        Some(&cms)
+    );
+}
+
 /// Restores a Bloom filter from its SCANDUMP, the chunks in an order taken from the input.
 fn bf_restore(chain: &Chain, input: &mut Input) -> Chain {
     let mut copy = bloom_dump::chain_from_header(&bloom_dump::header(chain), MAX_BYTES)
@@ -296,7 +332,7 @@ pub fn wbf_rdb(data: &[u8]) {
 pub type Target = fn(&[u8]);
 
 /// Every target by name, as `fuzz_targets/` and `seeds/` name them.
-pub const ALL: [(&str, Target); 9] = [
+pub const ALL: [(&str, Target); 10] = [
     ("bf_dump", bf_dump),
     ("cf_dump", cf_dump),
     ("cbf_dump", cbf_dump),
@@ -305,6 +341,7 @@ pub const ALL: [(&str, Target); 9] = [
     ("cbf_rdb", cbf_rdb),
     ("wbf_dump", wbf_dump),
     ("wbf_rdb", wbf_rdb),
+    ("cms_rdb", cms_rdb),
     ("ops", ops),
 ];
 

@@ -80,12 +80,15 @@ pub type CommandFn = unsafe extern "C" fn(
     c_int,
 ) -> c_int;
 
-/// How a command touches its key (key specs: cluster routing, ACL key permissions). Every
-/// command has one key, its first argument.
+/// How a command touches its keys (key specs: cluster routing, ACL key permissions). The
+/// first key is argument 1.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KeyAccess {
     Read,
     Write,
+    /// Argument 1 is written; argument 2 is a count of keys read, from argument 3 on
+    /// (CMS.MERGE, TDIGEST.MERGE; as ZUNIONSTORE's key specs).
+    WriteFromSources,
 }
 
 /// Everything Redis is told about one command: one entry of a family's command table.
@@ -115,6 +118,8 @@ pub struct Command {
 struct RawArgs {
     strings: Vec<CString>,
     arrays: Vec<Vec<raw::RedisModuleCommandArg>>,
+    /// Key arguments seen so far: the n-th names key spec n.
+    keys: c_int,
 }
 
 impl RawArgs {
@@ -141,7 +146,12 @@ impl RawArgs {
                 }
                 ArgKind::OneOf => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_ONEOF,
             };
-            arg.key_spec_index = if doc.kind == ArgKind::Key { 0 } else { -1 };
+            arg.key_spec_index = if doc.kind == ArgKind::Key {
+                self.keys += 1;
+                self.keys - 1
+            } else {
+                -1
+            };
             if let Some(token) = &doc.token {
                 arg.token = self.text(token)?;
             }
@@ -217,9 +227,24 @@ pub fn register_command(ctx: &Context, spec: &Command) -> Result<(), String> {
     }
     let key_flags = match spec.key {
         KeyAccess::Read => raw::REDISMODULE_CMD_KEY_RO | raw::REDISMODULE_CMD_KEY_ACCESS,
-        KeyAccess::Write => raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_UPDATE,
+        KeyAccess::Write | KeyAccess::WriteFromSources => {
+            raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_UPDATE
+        }
     };
-    let mut key_specs: [raw::RedisModuleCommandKeySpec; 2] = unsafe { std::mem::zeroed() };
+    let mut key_specs: [raw::RedisModuleCommandKeySpec; 3] = unsafe { std::mem::zeroed() };
+    if spec.key == KeyAccess::WriteFromSources {
+        // The sources: the count at argument 2, then that many keys.
+        key_specs[1].flags =
+            u64::from(raw::REDISMODULE_CMD_KEY_RO | raw::REDISMODULE_CMD_KEY_ACCESS);
+        key_specs[1].begin_search_type =
+            raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INDEX;
+        key_specs[1].bs.index.pos = 2;
+        key_specs[1].find_keys_type =
+            raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_KEYNUM;
+        key_specs[1].fk.keynum.keynumidx = 0;
+        key_specs[1].fk.keynum.firstkey = 1;
+        key_specs[1].fk.keynum.keystep = 1;
+    }
     key_specs[0].flags = u64::from(key_flags);
     key_specs[0].begin_search_type =
         raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INDEX;

@@ -65,6 +65,27 @@ impl Key {
         }
     }
 
+    /// [`Key::state`] with a shared reference: for a command that reads several keys which
+    /// may name one value twice (CMS.MERGE's sources), so no two `&mut` to it coexist.
+    pub fn state_shared<T>(&self, of: &RedisType) -> Result<Option<&T>, RedisError> {
+        if self.handle.is_null() {
+            return Ok(None);
+        }
+        unsafe {
+            let key_type = raw::RedisModule_KeyType.unwrap()(self.handle);
+            if key_type == raw::REDISMODULE_KEYTYPE_EMPTY as c_int {
+                return Ok(None);
+            }
+            if key_type != raw::REDISMODULE_KEYTYPE_MODULE as c_int
+                || raw::RedisModule_ModuleTypeGetType.unwrap()(self.handle) != *of.raw_type.borrow()
+            {
+                return Err(RedisError::WrongType);
+            }
+            let value = raw::RedisModule_ModuleTypeGetValue.unwrap()(self.handle).cast::<T>();
+            value.as_ref().map(Some).ok_or(RedisError::WrongType)
+        }
+    }
+
     /// Stores a new value in an empty key opened for writing; returns it for further use.
     /// The value then belongs to Redis and lives as long as the key, not as `self`.
     #[allow(clippy::mut_from_ref)]

@@ -94,6 +94,46 @@ impl AofWriter {
             raw::RedisModule_EmitAOF.unwrap()(self.io, command.as_ptr(), c"s".as_ptr(), self.key);
         }
     }
+
+    /// Emits `RESTORE <key> 0 <DUMP key>`: RedisBloom's AOF rewrite for the types that have
+    /// no chunk command (CMS, TopK, t-digest), so either module replays the other's file.
+    /// Unlike RedisBloom, the DUMP runs in the key's own database, not always in db 0.
+    pub fn emit_restore(&mut self) {
+        unsafe {
+            let ctx = raw::RedisModule_GetThreadSafeContext.unwrap()(ptr::null_mut());
+            if let Some(db_of) = raw::RedisModule_GetDbIdFromIO {
+                raw::RedisModule_SelectDb.unwrap()(ctx, db_of(self.io));
+            }
+            let reply =
+                raw::RedisModule_Call.unwrap()(ctx, c"DUMP".as_ptr(), c"s".as_ptr(), self.key);
+            if !reply.is_null()
+                && raw::RedisModule_CallReplyType.unwrap()(reply)
+                    == raw::REDISMODULE_REPLY_STRING as c_int
+            {
+                let mut len = 0usize;
+                let data = raw::RedisModule_CallReplyStringPtr.unwrap()(reply, &mut len);
+                raw::RedisModule_EmitAOF.unwrap()(
+                    self.io,
+                    c"RESTORE".as_ptr(),
+                    c"slb".as_ptr(),
+                    self.key,
+                    0 as std::os::raw::c_longlong,
+                    data,
+                    len,
+                );
+            } else {
+                raw::RedisModule_LogIOError.unwrap()(
+                    self.io,
+                    c"warning".as_ptr(),
+                    c"redbloom: DUMP failed during the AOF rewrite".as_ptr(),
+                );
+            }
+            if !reply.is_null() {
+                raw::RedisModule_FreeCallReply.unwrap()(reply);
+            }
+            raw::RedisModule_FreeThreadSafeContext.unwrap()(ctx);
+        }
+    }
 }
 
 /// Feeds a value's RDB fields to DEBUG DIGEST-VALUE.

@@ -12,6 +12,7 @@ mod cbf;
 mod cf;
 mod clients;
 mod cluster;
+mod cms;
 mod docs;
 mod durability;
 mod effects;

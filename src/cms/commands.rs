@@ -1,0 +1,88 @@
+//! The CMS.* command table: RedisBloom's flags (`write deny-oom` for every write), its
+//! summaries (commands.json), the arities it checks; CMS.MERGE declares its source keys.
+
+use super::{handlers, ACL_CATEGORY};
+use crate::api::commands::Command;
+use crate::api::commands::KeyAccess::{Read, Write, WriteFromSources};
+use crate::command_entry;
+use crate::command_table::{KEY, WRITE_MAY_ALLOCATE};
+
+const ITEMS_COMPLEXITY: &str = "O(n) where n is the number of items";
+
+/// Every CMS.* command.
+pub fn commands() -> Vec<Command> {
+    vec![
+        Command {
+            name: "cms.initbydim",
+            handler: command_entry!(handlers::init),
+            flags: WRITE_MAY_ALLOCATE,
+            arity: 4,
+            key: Write,
+            acl_category: ACL_CATEGORY,
+            summary: "Initializes a Count-Min Sketch to dimensions specified by user",
+            complexity: "O(1)",
+            args: "key:key width:integer depth:integer",
+            since: "2.0.0",
+        },
+        Command {
+            name: "cms.initbyprob",
+            handler: command_entry!(handlers::init),
+            flags: WRITE_MAY_ALLOCATE,
+            arity: 4,
+            key: Write,
+            acl_category: ACL_CATEGORY,
+            summary: "Initializes a Count-Min Sketch to accommodate requested tolerances.",
+            complexity: "O(1)",
+            args: "key:key error:double probability:double",
+            since: "2.0.0",
+        },
+        Command {
+            name: "cms.incrby",
+            handler: command_entry!(handlers::incrby),
+            flags: WRITE_MAY_ALLOCATE,
+            arity: -4,
+            key: Write,
+            acl_category: ACL_CATEGORY,
+            summary: "Increases the count of one or more items by increment",
+            complexity: ITEMS_COMPLEXITY,
+            args: "key:key item:string increment:integer [item_increment:string...]",
+            since: "2.0.0",
+        },
+        Command {
+            name: "cms.query",
+            handler: command_entry!(handlers::query),
+            flags: "readonly",
+            arity: -3,
+            key: Read,
+            acl_category: ACL_CATEGORY,
+            summary: "Returns the count for one or more items in a sketch",
+            complexity: ITEMS_COMPLEXITY,
+            args: "key:key item:string...",
+            since: "2.0.0",
+        },
+        Command {
+            name: "cms.merge",
+            handler: command_entry!(handlers::merge),
+            flags: WRITE_MAY_ALLOCATE,
+            arity: -4,
+            key: WriteFromSources,
+            acl_category: ACL_CATEGORY,
+            summary: "Merges several sketches into one sketch",
+            complexity: "O(n) where n is the number of sketches",
+            args: "destination:key numKeys:integer source:key... [WEIGHTS weight:integer...]",
+            since: "2.0.0",
+        },
+        Command {
+            name: "cms.info",
+            handler: command_entry!(handlers::info),
+            flags: "readonly fast",
+            arity: 2,
+            key: Read,
+            acl_category: ACL_CATEGORY,
+            summary: "Returns information about a sketch",
+            complexity: "O(1)",
+            args: KEY,
+            since: "2.0.0",
+        },
+    ]
+}

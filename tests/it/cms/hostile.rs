@@ -1,0 +1,143 @@
+//! Hostile CMS values and sizes: RESTORE of forged payloads (the CRC recomputed, so the
+//! module's loader is reached) is refused cleanly, never crashes, leaves no key; a
+//! CMS.INITBYDIM beyond the memory ceiling is an error reply (RedisBloom aborts the
+//! server on 10^9 × 10^9).
+
+use crate::support::dump_payload::{encode_value, learn_version, restore, seal, F};
+use crate::support::{RawConnection, Reply, Server};
+
+/// The module id of `CMSk-TYPE`, encoding 0 (RedisBloom's DUMP payloads start with it).
+const CMS_ID: u64 = 0x08c4_a4f9_360f_1000;
+const BAD_DATA_FORMAT: &str = "ERR Bad data format";
+const TOO_LARGE: &str = "ERR filter would exceed the max-filter-bytes limit";
+
+fn alive_without(conn: &mut RawConnection, key: &str, what: &str) {
+    assert_eq!(conn.call(&["PING"]), Reply::Simple("PONG".into()), "{what}");
+    assert_eq!(conn.call(&["EXISTS", key]).int(), 0, "{what}");
+}
+
+#[test]
+fn forged_payloads_are_refused_and_the_server_lives() {
+    let server = Server::start();
+    let mut conn = server.raw();
+    // Uncompressed payloads, so a forged one can be compared with a real one.
+    assert_eq!(
+        conn.call(&["CONFIG", "SET", "rdbcompression", "no"]),
+        Reply::ok()
+    );
+    conn.call(&["CMS.INITBYDIM", "real", "3", "2"]);
+    let real = conn.call(&["DUMP", "real"]).bytes();
+    learn_version(&real);
+    // The real payload is the layout these forgeries start from.
+    let genuine = [F::U(3), F::U(2), F::U(0), F::S(vec![0; 24])];
+    assert_eq!(seal(&encode_value(CMS_ID, &genuine)), real);
+    let forged: Vec<(&str, Vec<F>)> = vec![
+        ("width 0", vec![F::U(0), F::U(2), F::U(0), F::S(vec![])]),
+        ("depth 0", vec![F::U(3), F::U(0), F::U(0), F::S(vec![])]),
+        (
+            "short counters",
+            vec![F::U(3), F::U(2), F::U(0), F::S(vec![0; 23])],
+        ),
+        (
+            "long counters",
+            vec![F::U(3), F::U(2), F::U(0), F::S(vec![0; 28])],
+        ),
+        (
+            "huge dimensions, tiny buffer",
+            vec![F::U(1 << 40), F::U(1 << 40), F::U(0), F::S(vec![0; 24])],
+        ),
+        (
+            "dimensions whose product wraps",
+            vec![F::U(1 << 62), F::U(4), F::U(0), F::S(vec![])],
+        ),
+        (
+            "a double for the width",
+            vec![F::D(3.0), F::U(2), F::U(0), F::S(vec![0; 24])],
+        ),
+        ("no counters", vec![F::U(3), F::U(2), F::U(0)]),
+        ("nothing", vec![]),
+        (
+            "a field too many",
+            vec![F::U(3), F::U(2), F::U(0), F::S(vec![0; 24]), F::U(1)],
+        ),
+    ];
+    for (what, fields) in &forged {
+        let reply = restore(&mut conn, "forged", &seal(&encode_value(CMS_ID, fields)));
+        assert_eq!(reply, Reply::Error(BAD_DATA_FORMAT.into()), "{what}");
+        alive_without(&mut conn, "forged", what);
+    }
+    // Another encoding version (the id's low 10 bits) is refused too.
+    let reply = restore(
+        &mut conn,
+        "forged",
+        &seal(&encode_value(CMS_ID | 1, &genuine)),
+    );
+    assert!(matches!(reply, Reply::Error(_)), "encoding 1: {reply:?}");
+    alive_without(&mut conn, "forged", "encoding 1");
+    // Any counter values and count are a valid sketch, and used to the full.
+    let odd = [F::U(3), F::U(2), F::U(u64::MAX), F::S(vec![0xff; 24])];
+    assert_eq!(
+        restore(&mut conn, "odd", &seal(&encode_value(CMS_ID, &odd))),
+        Reply::ok()
+    );
+    assert_eq!(
+        conn.call(&["CMS.INFO", "odd"]),
+        Reply::Array(Some(vec![
+            Reply::Simple("width".into()),
+            Reply::Int(3),
+            Reply::Simple("depth".into()),
+            Reply::Int(2),
+            Reply::Simple("count".into()),
+            Reply::Int(-1),
+        ]))
+    );
+    assert_eq!(
+        conn.call(&["CMS.QUERY", "odd", "a"]),
+        Reply::Array(Some(vec![Reply::Int(i64::from(u32::MAX))]))
+    );
+    assert_eq!(
+        conn.call(&["CMS.INCRBY", "odd", "a", "1"]),
+        Reply::Array(Some(vec![Reply::Error("CMS: INCRBY overflow".into())]))
+    );
+    assert_eq!(
+        conn.call(&["CMS.MERGE", "odd", "1", "odd", "WEIGHTS", "2"]),
+        Reply::Error("CMS: MERGE overflow".into())
+    );
+}
+
+#[test]
+fn sketches_beyond_the_ceiling_are_an_error_reply() {
+    let server = Server::start();
+    let mut conn = server.raw();
+    for (w, d) in [
+        ("1000000000", "1000000000"),
+        ("100000", "100000"),
+        ("4294967296", "2"),
+    ] {
+        assert_eq!(
+            conn.call(&["CMS.INITBYDIM", "big", w, d]),
+            Reply::Error(TOO_LARGE.into()),
+            "{w} × {d}"
+        );
+        alive_without(&mut conn, "big", "a refused CMS.INITBYDIM");
+    }
+    // INITBYPROB's dimensions too: error 1e-12 asks for 2·10^12 counters per row.
+    assert_eq!(
+        conn.call(&["CMS.INITBYPROB", "big", "0.000000000001", "0.5"]),
+        Reply::Error(TOO_LARGE.into())
+    );
+    alive_without(&mut conn, "big", "a refused CMS.INITBYPROB");
+    // Under a lowered ceiling (MEMORY USAGE's count: 8 + 8 bytes per counter).
+    assert_eq!(
+        conn.call(&["CONFIG", "SET", "bf.max-filter-bytes", "1048576"]),
+        Reply::ok()
+    );
+    assert_eq!(
+        conn.call(&["CMS.INITBYDIM", "k", "131071", "1"]),
+        Reply::ok()
+    );
+    assert_eq!(
+        conn.call(&["CMS.INITBYDIM", "k2", "131072", "1"]),
+        Reply::Error(TOO_LARGE.into())
+    );
+}

@@ -1,0 +1,7 @@
+//! CMS.*: the Count-Min Sketch against files and replies RedisBloom made itself
+//! ([`fixtures`]), exact replies and errors ([`commands`]), hostile payloads and the
+//! memory ceiling ([`hostile`]).
+
+mod commands;
+mod fixtures;
+mod hostile;
