@@ -13,6 +13,7 @@ mod cf;
 mod clients;
 mod cluster;
 mod docs;
+mod docs_snippets;
 mod durability;
 mod effects;
 mod fixtures_redisbloom;
