@@ -22,7 +22,7 @@ import redis
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "sizing"
-MODULE = ROOT / "target" / "release" / "libredbloom.so"
+MODULE = Path(os.environ.get("REDBLOOM_MODULE", ROOT / "target" / "release" / "libredbloom.so"))
 PROBES = 100_000
 BATCH = 1000
 
