@@ -201,9 +201,11 @@ def cuckoo_growth(r):
     for n in range(step, capacity + 1, step):
         cf_add(r, "k", [f"item:{i}" for i in range(n - step, n)])
         info = r.execute_command("CF.INFO", "k")
-        fields = dict(zip(info[0::2], info[1::2]))
+        if not isinstance(info, dict):  # redis-py parses it into a dict, older ones did not
+            info = dict(zip(info[0::2], info[1::2]))
+        fields = {(k.decode() if isinstance(k, bytes) else k): v for k, v in info.items()}
         rows.append({"items": n, "MEMORY USAGE": r.memory_usage("k"),
-                     "sub-filters": fields[b"Number of filters"],
+                     "sub-filters": int(fields["Number of filters"]),
                      "measured FP %": round(100 * fp_rate(r, "CF.MEXISTS", "k", 50_000), 4)})
     print("CF growth", rows[-1], flush=True)
     return rows
@@ -341,7 +343,7 @@ def charts(memory, fp, growth, presence):
     ax.axvline(1.0, color="grey", linestyle=":", linewidth=0.8)
     ax.set_xlabel("age of the item, in windows")
     ax.set_ylabel("share of items still found")
-    ax.set_title("WBF: found for a full window, forgotten within one generation after")
+    ax.set_title("WBF: every item found for a full window, then forgotten")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
