@@ -1,14 +1,24 @@
 # redbloom — build, run and test. `make run` and `make test` are the two set-up commands.
 PORT ?= 6379
 CARGO ?= cargo
-MODULE := target/release/libredbloom.so
+# The directories cargo builds into, as cargo itself reports them (CARGO_TARGET_DIR, a
+# .cargo/config.toml build.target-dir, or ./target); each evaluated once, when first used.
+target_dir_of = $(shell $(CARGO) metadata --format-version 1 --no-deps $(1) | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
+TARGET_DIR = $(eval TARGET_DIR := $(call target_dir_of,))$(TARGET_DIR)
+FUZZ_TARGET_DIR = $(eval FUZZ_TARGET_DIR := $(call target_dir_of,--manifest-path fuzz/Cargo.toml))$(FUZZ_TARGET_DIR)
+MODULE = $(TARGET_DIR)/release/libredbloom.so
 
-.PHONY: all deps build run test test-redis test-valkey test-fuzz lint fmt bench bench-e2e bench-stall docker clean fuzz valgrind sizing-charts
+.PHONY: all deps test-deps build run test test-redis test-valkey test-fuzz test-docker lint fmt bench bench-e2e bench-stall docker clean fuzz valgrind sizing-charts
 
 all: build
 
+## What building and running needs (libclang, redis-server); `test-deps` adds what only the
+## tests need (Node.js, npm, node-redis, redis-py).
 deps:
 	@scripts/install-deps.sh
+
+test-deps:
+	@scripts/install-deps.sh --test
 
 build: deps
 	$(CARGO) build --release
@@ -17,36 +27,42 @@ build: deps
 ## redis-server by default, Valkey 8.1 with SERVER=valkey.
 run: build
 ifeq ($(SERVER),valkey)
-	$$(scripts/valkey-server.sh) --port $(PORT) --bind 127.0.0.1 --save "" --loadmodule $(CURDIR)/$(MODULE)
+	$$(scripts/valkey-server.sh) --port $(PORT) --bind 127.0.0.1 --save "" --loadmodule $(abspath $(MODULE))
 else
-	redis-server --port $(PORT) --bind 127.0.0.1 --save "" --loadmodule $(CURDIR)/$(MODULE)
+	redis-server --port $(PORT) --bind 127.0.0.1 --save "" --loadmodule $(abspath $(MODULE))
 endif
 
 ## Everything CI runs: formatting, lints, unit tests, the integration tests against
-## Redis and against Valkey, and every fuzz target built and run over its seeds.
-test: deps lint test-redis test-valkey test-fuzz
+## Redis and against Valkey, every fuzz target built and run over its seeds, and the
+## module built from exactly what docker/Dockerfile copies.
+test: test-deps lint test-redis test-valkey test-fuzz test-docker
+
+## docker/Dockerfile's copy set builds the module (no Docker engine needed; the build is
+## incremental in $(TARGET_DIR)/docker-check).
+test-docker: deps
+	scripts/docker-check.sh $(TARGET_DIR)/docker-check
 
 ## The core's unit, property and doc tests, the module's unit tests, the integration
 ## tests against redis-server. (Benchmarks are
 ## compiled by `lint`'s clippy --all-targets; they run with `make bench`/`bench-e2e`.)
-test-redis: deps
+test-redis: test-deps
 	$(CARGO) test --workspace
 
 ## The integration tests (one binary, tests/it) against Valkey 8.1 (installed into .venv
 ## when missing). `--workspace` resolves dependency features as test-redis does, so the
 ## test binary built there is reused, not rebuilt.
-test-valkey: deps
+test-valkey: test-deps
 	REDBLOOM_SERVER=$$(scripts/valkey-server.sh) $(CARGO) test --workspace --test it
 
 ## Every fuzz target (fuzz/fuzz_targets) compiles and its seed corpus (fuzz/seeds/<target>)
 ## passes: through the target's function as a plain test, and through the built libFuzzer
 ## binary, which only executes the given inputs (no fuzzing toolchain needed).
-test-fuzz: deps
+test-fuzz: test-deps
 	$(CARGO) test --manifest-path fuzz/Cargo.toml
 	$(CARGO) build --manifest-path fuzz/Cargo.toml --bins
 	@for t in $(FUZZ_TARGETS); do \
-	  fuzz/target/debug/$$t fuzz/seeds/$$t/* > fuzz/target/seeds-$$t.log 2>&1 \
-	    || { cat fuzz/target/seeds-$$t.log; echo "fuzz target $$t failed on its seeds"; exit 1; }; \
+	  $(FUZZ_TARGET_DIR)/debug/$$t fuzz/seeds/$$t/* > $(FUZZ_TARGET_DIR)/seeds-$$t.log 2>&1 \
+	    || { cat $(FUZZ_TARGET_DIR)/seeds-$$t.log; echo "fuzz target $$t failed on its seeds"; exit 1; }; \
 	  echo "fuzz target $$t: $$(ls fuzz/seeds/$$t | wc -l) seeds pass"; \
 	done
 
@@ -96,8 +112,8 @@ fuzz:
 ## scripts/valgrind-report.sh fails on any error or leak with a frame of the module. (No
 ## --error-exitcode: it would fail every forked BGSAVE / AOF-rewrite child; the logs decide.)
 VALGRIND_TESTS ?= hostile_input:: durability:: bf::persistence:: bf::dump:: --skip cbf:: --skip wbf::
-VALGRIND_LOGS ?= $(CURDIR)/target/valgrind
-valgrind: deps
+VALGRIND_LOGS ?= $(abspath $(TARGET_DIR))/valgrind
+valgrind: test-deps
 	rm -rf $(VALGRIND_LOGS) && mkdir -p $(VALGRIND_LOGS)
 	REDBLOOM_SERVER_WRAPPER="valgrind --tool=memcheck --leak-check=full --show-leak-kinds=definite,indirect \
 	  --suppressions=$(CURDIR)/scripts/valgrind.sup --log-file=$(VALGRIND_LOGS)/vg-%p.log" \
@@ -108,7 +124,7 @@ valgrind: deps
 sizing-charts: build
 	@[ -x .venv/bin/python ] || python3 -m venv .venv
 	.venv/bin/pip install -q redis matplotlib
-	.venv/bin/python scripts/sizing-charts.py
+	REDBLOOM_MODULE=$(abspath $(MODULE)) .venv/bin/python scripts/sizing-charts.py
 
 docker:
 	docker build -f docker/Dockerfile -t redbloom .

@@ -1,9 +1,20 @@
 #!/usr/bin/env bash
-# Installs what building and testing redbloom needs on Debian: libclang (bindgen in the
-# redis-module crate), redis-server (the integration tests), Node.js and npm with the
-# pinned node-redis of tests/clients/node, and redis-py in the project's .venv (the
-# real-client tests, tests/it/clients.rs). Does nothing when present.
+# Installs what redbloom needs on Debian. Does nothing when present.
+#   scripts/install-deps.sh          what building and running needs (`make run`): libclang
+#                                    (bindgen in the redis-module crate) and redis-server.
+#   scripts/install-deps.sh --test   that, plus what only the tests need (`make test`): Node.js
+#                                    and npm with the pinned node-redis of tests/clients/node,
+#                                    and redis-py in the project's .venv (the real-client
+#                                    tests, tests/it/clients.rs).
+#   scripts/install-deps.sh --clients   only the two client libraries (no apt-get); the
+#                                    client tests run this themselves when one is missing.
 set -euo pipefail
+
+mode=${1:-run}
+case "$mode" in
+  run | --test | --clients) ;;
+  *) echo "usage: $0 [--test | --clients]" >&2; exit 2 ;;
+esac
 
 cd "$(dirname "$0")/.."
 
@@ -39,12 +50,18 @@ elif ! ls /usr/lib/llvm-*/lib/clang/*/include/stddef.h >/dev/null 2>&1; then
   missing+=(libclang-dev)
 fi
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
-command -v node >/dev/null 2>&1 || missing+=(nodejs)
-command -v npm >/dev/null 2>&1 || missing+=(npm)
-command -v python3 >/dev/null 2>&1 || missing+=(python3)
+if [ "$mode" = --clients ]; then
+  client_packages
+  exit 0
+fi
+if [ "$mode" = --test ]; then
+  command -v node >/dev/null 2>&1 || missing+=(nodejs)
+  command -v npm >/dev/null 2>&1 || missing+=(npm)
+  command -v python3 >/dev/null 2>&1 || missing+=(python3)
+fi
 
 if [ ${#missing[@]} -eq 0 ]; then
-  client_packages
+  [ "$mode" = --test ] && client_packages
   exit 0
 fi
 if [ "$(id -u)" -ne 0 ]; then
@@ -58,4 +75,4 @@ DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$
 # Debian starts a system redis-server on 6379 on install where it can; tests never use it,
 # but `make run` wants that port.
 if command -v systemctl >/dev/null 2>&1; then systemctl disable --now redis-server >/dev/null 2>&1 || true; fi
-client_packages
+if [ "$mode" = --test ]; then client_packages; fi

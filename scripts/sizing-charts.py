@@ -22,8 +22,10 @@ import redis
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "sizing"
-MODULE = ROOT / "target" / "release" / "libredbloom.so"
+MODULE = Path(os.environ.get("REDBLOOM_MODULE", ROOT / "target" / "release" / "libredbloom.so"))
 PROBES = 100_000
+# Probes of the bytes-per-item table: 1M absent items, so its rates have 3 digits.
+CAPACITY_PROBES = 1_000_000
 BATCH = 1000
 
 
@@ -115,6 +117,12 @@ def fill(r, family, key, add_cmd, items):
         add(r, add_cmd, key, items)
 
 
+def command_usec(r, command):
+    """Server CPU (INFO commandstats usec) spent in `command` since the last CONFIG RESETSTAT."""
+    stats = r.info("commandstats")
+    return stats.get(f"cmdstat_{command.lower()}", {}).get("usec", 0)
+
+
 def bytes_per_item(r, fams):
     rows = []
     capacity = 1_000_000
@@ -127,24 +135,31 @@ def bytes_per_item(r, fams):
             r.execute_command(args[0], "k", *args[1:])
             usage = r.memory_usage("k")
             items = [f"item:{i}" for i in range(capacity)]
+            r.config_resetstat()
             fill(r, name, "k", add_cmd, items)
-            measured = fp_rate(r, check, "k")
+            add_usec = command_usec(r, add_cmd or "CF.INSERT")
+            full = r.memory_usage("k")
+            measured = fp_rate(r, check, "k", CAPACITY_PROBES)
+            check_usec = command_usec(r, check)
             rows.append({
                 "family": name,
                 "requested error rate": "" if name.startswith("CF") else rate,
                 "capacity": capacity,
                 "MEMORY USAGE reserved": usage,
-                "bytes per item": round(usage / capacity, 3),
+                "MEMORY USAGE at capacity": full,
+                "bytes per item at capacity": round(full / capacity, 2),
                 "measured FP at capacity": round(measured, 5),
+                "server ns per add": round(1000 * add_usec / capacity, 1),
+                "server ns per check": round(1000 * check_usec / CAPACITY_PROBES, 1),
             })
             print(rows[-1], flush=True)
     return rows
 
 
-def memory_curves(r):
-    """MEMORY USAGE vs items: reserved for 1M vs auto-created from the defaults."""
-    step = 50_000
+def memory_curves(r, fams):
+    """MEMORY USAGE vs items (log-spaced, 1k to 1M): reserved for 1M vs auto-created."""
     top = 1_000_000
+    points = sorted({int(round(10 ** (3 + i / 8))) for i in range(0, 25)} | {0})
     series = {
         "BF reserved 1M @1%": (["BF.RESERVE", "k", 0.01, top], "BF.MADD"),
         "BF auto-created": (None, "BF.MADD"),
@@ -152,21 +167,83 @@ def memory_curves(r):
         "CBF auto-created": (None, "CBF.MADD"),
         "CF reserved 1M": (["CF.RESERVE", "k", top], None),
     }
+    if "BF BLOCKED" in fams:
+        series["BF BLOCKED reserved 1M @1%"] = (["BF.RESERVE", "k", 0.01, top, "BLOCKED"], "BF.MADD")
+    if "WBF" in fams:
+        series["WBF reserved 1M @1%"] = (["WBF.RESERVE", "k", 0.01, top], "WBF.MADD")
     rows = []
     for name, (reserve, add_cmd) in series.items():
         r.flushall()
         if reserve:
             r.execute_command(*reserve)
-        for n in range(0, top + 1, step):
-            if n > 0:
-                items = [f"item:{i}" for i in range(n - step, n)]
+        done = 0
+        for n in points:
+            if n > done:
+                items = [f"item:{i}" for i in range(done, n)]
                 if add_cmd is None:
                     cf_add(r, "k", items)
                 else:
                     add(r, add_cmd, "k", items)
+                done = n
             usage = r.memory_usage("k") or 0
             rows.append({"series": name, "items": n, "MEMORY USAGE": usage})
         print(name, rows[-1], flush=True)
+    return rows
+
+
+def cuckoo_growth(r):
+    """CF.RESERVE k 1000000: MEMORY USAGE, sub-filters and FP rate as it fills."""
+    capacity = 1_000_000
+    step = 20_000
+    r.flushall()
+    r.execute_command("CF.RESERVE", "k", capacity)
+    rows = []
+    for n in range(step, capacity + 1, step):
+        cf_add(r, "k", [f"item:{i}" for i in range(n - step, n)])
+        info = r.execute_command("CF.INFO", "k")
+        if not isinstance(info, dict):  # redis-py parses it into a dict, older ones did not
+            info = dict(zip(info[0::2], info[1::2]))
+        fields = {(k.decode() if isinstance(k, bytes) else k): v for k, v in info.items()}
+        rows.append({"items": n, "MEMORY USAGE": r.memory_usage("k"),
+                     "sub-filters": int(fields["Number of filters"]),
+                     "measured FP %": round(100 * fp_rate(r, "CF.MEXISTS", "k", 50_000), 4)})
+    print("CF growth", rows[-1], flush=True)
+    return rows
+
+
+def window_presence(r):
+    """WBF: the share of items still found against their age in windows, for a counted
+    window (age = items added since, / capacity) and a timed one (age = time since, /
+    window). 200 cohorts of items, each probed once at the end."""
+    rows = []
+    capacity = 2000
+    cohort = 100
+    r.flushall()
+    r.execute_command("WBF.RESERVE", "counted", 0.01, capacity)
+    total = 4 * capacity
+    for start in range(0, total, cohort):
+        add(r, "WBF.MADD", "counted", [f"c:{i}" for i in range(start, start + cohort)])
+    for start in range(0, total, cohort):
+        found = sum(r.execute_command("WBF.MEXISTS", "counted",
+                                      *[f"c:{i}" for i in range(start, start + cohort)]))
+        age = (total - start - cohort / 2) / capacity
+        rows.append({"window": "counted", "age in windows": round(age, 3),
+                     "P(still present)": found / cohort})
+    window_ms = 2000
+    r.execute_command("WBF.RESERVE", "timed", 0.01, 100_000, "WINDOW", window_ms)
+    stamps = []
+    began = time.time()
+    while time.time() - began < 2 * window_ms / 1000:
+        i = len(stamps)
+        add(r, "WBF.MADD", "timed", [f"t:{i}:{j}" for j in range(cohort)])
+        stamps.append(time.time())
+        time.sleep(0.02)
+    probed = time.time()
+    for i, stamp in enumerate(stamps):
+        found = sum(r.execute_command("WBF.MEXISTS", "timed", *[f"t:{i}:{j}" for j in range(cohort)]))
+        rows.append({"window": "timed (2 s)", "age in windows": round((probed - stamp) * 1000 / window_ms, 3),
+                     "P(still present)": found / cohort})
+    print("WBF presence", rows[-1], flush=True)
     return rows
 
 
@@ -199,7 +276,10 @@ def write_csv(name, rows):
         w.writerows(rows)
 
 
-def charts(memory, fp):
+MB = 1e6  # one unit on every page: MB = 10^6 bytes
+
+
+def charts(memory, fp, growth, presence):
     import matplotlib
     matplotlib.use("svg")
     import matplotlib.pyplot as plt
@@ -207,28 +287,179 @@ def charts(memory, fp):
 
     fig, ax = plt.subplots(figsize=(7, 4.2))
     for series in dict.fromkeys(row["series"] for row in memory):
-        pts = [(row["items"], row["MEMORY USAGE"] / 2**20) for row in memory if row["series"] == series]
-        ax.plot([p[0] / 1000 for p in pts], [p[1] for p in pts], marker=".", label=series)
-    ax.set_xlabel("items added (thousands)")
-    ax.set_ylabel("MEMORY USAGE (MiB)")
+        pts = [(row["items"], row["MEMORY USAGE"] / MB) for row in memory
+               if row["series"] == series and row["items"] > 0]
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=".", label=series)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("items added (log scale)")
+    ax.set_ylabel("MEMORY USAGE (MB, log scale)")
     ax.set_title("Memory as a filter fills: reserved for 1M vs auto-created")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(OUT / "memory-vs-items.svg", metadata={"Date": None})
 
     fig, ax = plt.subplots(figsize=(7, 4.2))
+    styles = {"CBF": dict(linestyle="--", marker="x", linewidth=2.2),
+              "BF": dict(linestyle="-", marker="o", markersize=3)}
     for family in dict.fromkeys(row["family"] for row in fp):
         pts = [(row["fill %"], row["measured FP %"]) for row in fp if row["family"] == family]
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=".", label=family)
-    ax.axhline(1.0, color="grey", linestyle="--", linewidth=0.8, label="requested 1 %")
+        label = family + (" (the same bits as BF: the lines coincide)" if family == "CBF" else "")
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], label=label,
+                **styles.get(family, dict(marker=".")))
+    ax.axhline(1.0, color="grey", linestyle=":", linewidth=0.8, label="requested 1 %")
     ax.set_xlabel("items added, % of the reserved capacity (100,000)")
     ax.set_ylabel("measured false-positive rate (%)")
     ax.set_title("False positives as a filter fills (requested 1 %)")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(OUT / "fp-vs-fill.svg", metadata={"Date": None})
+
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    xs = [row["items"] / 1000 for row in growth]
+    ax.plot(xs, [row["MEMORY USAGE"] / MB for row in growth], color="tab:blue", label="MEMORY USAGE (MB)")
+    ax.set_xlabel("items added (thousands) to CF.RESERVE k 1000000")
+    ax.set_ylabel("MEMORY USAGE (MB)", color="tab:blue")
+    second = next((row["items"] for row in growth if row["sub-filters"] > 1), None)
+    if second:
+        ax.axvline(second / 1000, color="grey", linestyle=":", linewidth=0.8)
+        ax.annotate(f"second sub-filter at {second // 1000}k ({100 * second // 1_000_000} %)",
+                    (second / 1000, growth[-1]["MEMORY USAGE"] / MB * 0.6), fontsize=8)
+    ax2 = ax.twinx()
+    ax2.plot(xs, [row["measured FP %"] for row in growth], color="tab:red", marker=".", label="FP rate (%)")
+    ax2.set_ylabel("measured false-positive rate (%)", color="tab:red")
+    ax.set_title("Cuckoo filter reserved for 1M items: memory and false positives")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(OUT / "cuckoo-growth.svg", metadata={"Date": None})
+
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    for window in dict.fromkeys(row["window"] for row in presence):
+        pts = sorted((row["age in windows"], row["P(still present)"]) for row in presence
+                     if row["window"] == window)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=".", label=f"{window} window")
+    ax.axvline(1.0, color="grey", linestyle=":", linewidth=0.8)
+    ax.set_xlabel("age of the item, in windows")
+    ax.set_ylabel("share of items still found")
+    ax.set_title("WBF: every item found for a full window, then forgotten")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(OUT / "wbf-presence.svg", metadata={"Date": None})
+
+
+
+# The decision picture of docs/choosing.md: questions (diamond-ish rounded boxes) with
+# yes/no arrows to the filter to use.
+
+
+def flowchart(path):
+    """docs/choosing.svg: hand-laid boxes and arrows, as plain SVG."""
+    w, box_w, box_h = 860, 330, 46
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="560" viewBox="0 0 {w} 560" '
+           'font-family="sans-serif" font-size="13">',
+           '<defs><marker id="a" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" '
+           'orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#444"/></marker></defs>',
+           '<rect width="100%" height="100%" fill="white"/>']
+
+    def box(x, y, text, fill, width=box_w):
+        out.append(f'<rect x="{x}" y="{y}" width="{width}" height="{box_h}" rx="10" fill="{fill}" stroke="#444"/>')
+        lines = text.split("\n")
+        for i, line in enumerate(lines):
+            ty = y + box_h / 2 + (i - (len(lines) - 1) / 2) * 16 + 5
+            out.append(f'<text x="{x + width / 2}" y="{ty}" text-anchor="middle">{line}</text>')
+
+    def arrow(x1, y1, x2, y2, label):
+        out.append(f'<line x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}" stroke="#444" marker-end="url(#a)"/>')
+        out.append(f'<text x="{(x1 + x2) / 2 + 6}" y="{(y1 + y2) / 2 - 4}" fill="#333" font-style="italic">{label}</text>')
+
+    q = "#eef3fb"
+    f = "#e8f6e8"
+    qx, fx = 30, 480
+    ys = [20, 120, 250, 380]
+    box(qx, ys[0], "Items must age out by themselves?\n(the last N items, or the last T ms)", q)
+    box(fx, ys[0], "WBF: WBF.RESERVE … [WINDOW ms]\n(redbloom only)", f)
+    arrow(qx + box_w, ys[0] + box_h / 2, fx, ys[0] + box_h / 2, "yes")
+    arrow(qx + box_w / 2, ys[0] + box_h, qx + box_w / 2, ys[1], "no")
+    box(qx, ys[1], "Items must be deleted,\nor counted?", q)
+    box(fx, ys[1] - 30, "at 1.5–3 % false positives, no counts:\nCF (RedisBloom can load it)", f)
+    box(fx, ys[1] + 40, "at an error rate you choose, with counts:\nCBF (redbloom only)", f)
+    arrow(qx + box_w, ys[1] + box_h / 2, fx, ys[1] - 30 + box_h / 2, "yes")
+    arrow(qx + box_w, ys[1] + box_h / 2, fx, ys[1] + 40 + box_h / 2, "yes")
+    arrow(qx + box_w / 2, ys[1] + box_h, qx + box_w / 2, ys[2], "no")
+    box(qx, ys[2], "Must the data go back to RedisBloom,\nor is the filter under ~100M items?", q)
+    box(fx, ys[2] + 65, "over 100M items, redbloom only:\nBF … BLOCKED (faster lookups)", f)
+    arrow(qx + box_w, ys[2] + box_h / 2 + 10, fx, ys[2] + 65 + box_h / 2, "no")
+    arrow(qx + box_w / 2, ys[2] + box_h, qx + box_w / 2, ys[3], "yes")
+    box(qx, ys[3], "Is the maximum number of items known?", q)
+    box(fx, ys[3] + 20, "yes: BF.RESERVE … NONSCALING\n(exactly the rate asked for, less memory)", f)
+    box(fx, ys[3] + 90, "no: BF.RESERVE (scaling;\nreserve the capacity you expect)", f)
+    arrow(qx + box_w, ys[3] + box_h / 2, fx, ys[3] + 20 + box_h / 2, "yes")
+    arrow(qx + box_w / 2, ys[3] + box_h, fx, ys[3] + 90 + box_h / 2, "no")
+    out.append("</svg>")
+    path.write_text("\n".join(out) + "\n")
+
+
+
+# The tables of docs/sizing.md and docs/choosing.md, written from the measurements between
+# `<!-- sizing-charts: NAME -->` and `<!-- /sizing-charts -->`.
+COMMANDS = {
+    "BF": "BF.RESERVE k {rate} 1000000",
+    "BF NONSCALING": "BF.RESERVE k {rate} 1000000 NONSCALING",
+    "CF bucket 2": "CF.RESERVE k 1000000",
+    "CF bucket 4": "CF.RESERVE k 1000000 BUCKETSIZE 4",
+    "CBF": "CBF.RESERVE k {rate} 1000000",
+    "BF BLOCKED": "BF.RESERVE k {rate} 1000000 BLOCKED",
+    "WBF": "WBF.RESERVE k {rate} 1000000",
+}
+REDISBLOOM_LOADS = {"BF": "yes", "BF NONSCALING": "yes", "CF bucket 2": "yes", "CF bucket 4": "yes",
+                    "CBF": "no (`RBcountBF`)", "BF BLOCKED": "no", "WBF": "no (`RBslideBF`)"}
+
+
+def percent(x):
+    x *= 100
+    return f"{x:.2f} %" if x >= 0.1 else f"{x:.3f} %"
+
+
+def tables(rows):
+    by = {(row["family"], row["requested error rate"]): row for row in rows}
+    base = by[("BF", 0.01)]
+    sizing = ["| filter | command | bytes per item at capacity | measured FP rate at capacity |",
+              "|---|---|---|---|"]
+    choosing = ["| filter | at 1 %: bytes per item, measured FP | at 0.1 %: bytes per item, measured FP "
+                "| add, check: server CPU per item vs BF | RedisBloom can load |", "|---|---|---|---|---|"]
+    for family in dict.fromkeys(row["family"] for row in rows):
+        for row in rows:
+            if row["family"] != family:
+                continue
+            rate = row["requested error rate"]
+            label = family if family.startswith("CF") else f"{family}, {percent(rate).replace('.00 ', ' ').replace('0.10 %', '0.1 %')}"
+            command = COMMANDS[family].format(rate=rate)
+            sizing.append(f"| {label} | `{command}` | {row['bytes per item at capacity']:.2f} | "
+                          f"{percent(row['measured FP at capacity'])} |")
+        at = {rate: by.get((family, rate)) for rate in (0.01, 0.001, "")}
+        one = at[0.01] or at[""]
+        tenth = at[0.001]
+        cell = lambda r: f"{r['bytes per item at capacity']:.2f} B, {percent(r['measured FP at capacity'])}"
+        speed = (f"{one['server ns per add'] / base['server ns per add']:.1f}×, "
+                 f"{one['server ns per check'] / base['server ns per check']:.1f}×")
+        choosing.append(f"| {family} | {cell(one)} | {cell(tenth) if tenth else '— (rate set by the bucket size)'} "
+                        f"| {speed} | {REDISBLOOM_LOADS[family]} |")
+    return {"bytes-per-item": sizing, "choosing": choosing}
+
+
+def write_tables(rows):
+    for name, lines in tables(rows).items():
+        for page in (ROOT / "docs" / "sizing.md", ROOT / "docs" / "choosing.md"):
+            text = page.read_text()
+            begin = f"<!-- sizing-charts: {name} -->\n"
+            if begin not in text:
+                continue
+            start = text.index(begin) + len(begin)
+            end = text.index("<!-- /sizing-charts -->", start)
+            page.write_text(text[:start] + "\n".join(lines) + "\n" + text[end:])
 
 
 def main():
@@ -238,12 +469,20 @@ def main():
     proc, r = start_server()
     try:
         fams = families(r)
-        write_csv("bytes-per-item.csv", bytes_per_item(r, fams))
-        memory = memory_curves(r)
+        table = bytes_per_item(r, fams)
+        write_csv("bytes-per-item.csv", table)
+        write_tables(table)
+        memory = memory_curves(r, fams)
         write_csv("memory-vs-items.csv", memory)
         fp = fp_curves(r, fams)
         write_csv("fp-vs-fill.csv", fp)
-        charts(memory, fp)
+        growth = cuckoo_growth(r)
+        write_csv("cuckoo-growth.csv", growth)
+        presence = window_presence(r) if "WBF" in fams else []
+        if presence:
+            write_csv("wbf-presence.csv", presence)
+        charts(memory, fp, growth, presence)
+        flowchart(ROOT / "docs" / "choosing.svg")
     finally:
         proc.terminate()
         proc.wait()

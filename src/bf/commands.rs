@@ -102,7 +102,7 @@ pub fn commands() -> Vec<Command> {
             acl_category: ACL_CATEGORY,
             summary: "Returns information about a Bloom Filter",
             complexity: "O(1)",
-            args: "key:key [CAPACITY|SIZE|FILTERS|ITEMS|EXPANSION]",
+            args: "key:key [CAPACITY|SIZE|FILTERS|ITEMS|EXPANSION|BLOCKED]",
             since: "1.0.0",
         },
         Command {

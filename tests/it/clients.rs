@@ -1,7 +1,9 @@
 //! Real clients against redbloom: node-redis 6 (its default RESP3 and `RESP: 2`) and
 //! redis-py (protocol=3 and protocol=2) run their bf/cf commands and check the values their
-//! documentation promises (tests/clients/). `make deps` (scripts/install-deps.sh) installs
-//! both at the versions pinned there; each script exits non-zero on a failed check.
+//! documentation promises (tests/clients/). `make test-deps` (scripts/install-deps.sh --test)
+//! installs both at the versions pinned there; when one is missing (a plain `cargo test`),
+//! the test installs it the same way (`scripts/install-deps.sh --clients`), or fails saying
+//! what to run. Each script exits non-zero on a failed check.
 
 use crate::support::Server;
 use std::path::{Path, PathBuf};
@@ -32,24 +34,63 @@ fn run_client(program: &Path, script: &Path, what: &str) {
     eprint!("{stdout}");
 }
 
+/// Makes sure the client libraries are installed: when `installed()` is false, runs
+/// `scripts/install-deps.sh --clients` once (both tests share it) and checks again; fails
+/// with what to run when that did not help.
+fn ensure_installed(what: &str, installed: impl Fn() -> bool) {
+    static INSTALL: std::sync::Mutex<Option<Result<(), String>>> = std::sync::Mutex::new(None);
+    if installed() {
+        return;
+    }
+    let mut done = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
+    let result = done
+        .get_or_insert_with(|| {
+            eprintln!("{what} is missing: running scripts/install-deps.sh --clients");
+            match Command::new(repo().join("scripts/install-deps.sh"))
+                .arg("--clients")
+                .current_dir(repo())
+                .output()
+            {
+                Ok(out) if out.status.success() => Ok(()),
+                Ok(out) => Err(format!(
+                    "{}{}",
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                )),
+                Err(e) => Err(e.to_string()),
+            }
+        })
+        .clone();
+    assert!(
+        result.is_ok() && installed(),
+        "{what} is not installed and scripts/install-deps.sh --clients could not install it \
+         ({}). Run `make test-deps` (scripts/install-deps.sh --test: Node.js, npm, \
+         python3-venv, then node-redis and redis-py), then this test again.",
+        result
+            .err()
+            .unwrap_or_else(|| "it ran, but the library is still missing".into())
+    );
+}
+
 #[test]
 fn node_redis_resp3_and_resp2() {
     let folder = repo().join("tests/clients/node");
-    assert!(
-        folder.join("node_modules/redis").is_dir(),
-        "node-redis is not installed: run `make deps` (npm ci in tests/clients/node)"
-    );
+    ensure_installed("node-redis (tests/clients/node/node_modules)", || {
+        folder.join("node_modules/redis").is_dir()
+            && Command::new("node").arg("--version").output().is_ok()
+    });
     run_client(Path::new("node"), &folder.join("filters.js"), "node-redis");
 }
 
 #[test]
 fn redis_py_protocol_3_and_2() {
     let python = repo().join(".venv/bin/python");
-    assert!(
-        python.exists(),
-        "{} is missing: run `make deps` (scripts/install-deps.sh)",
-        python.display()
-    );
+    ensure_installed("redis-py (.venv)", || {
+        Command::new(&python)
+            .args(["-c", "import redis"])
+            .output()
+            .is_ok_and(|out| out.status.success())
+    });
     run_client(
         &python,
         &repo().join("tests/clients/python/filters.py"),

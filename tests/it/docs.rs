@@ -159,7 +159,7 @@ fn run_cli(port: u16, resp3: bool, command: &str) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
-fn doc_files() -> Vec<PathBuf> {
+pub fn doc_files() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = vec![root.join("README.md")];
     let mut docs: Vec<PathBuf> = std::fs::read_dir(root.join("docs"))

@@ -500,6 +500,7 @@ fn maxmemory_refuses_growth_but_not_reads() {
     let mut conn = server.raw();
     call(&mut conn, "BF.ADD b x");
     call(&mut conn, "CF.ADD c x");
+    call(&mut conn, "CBF.MADD d x x");
     // Put the server over its limit: every command that may allocate is refused.
     call(&mut conn, "CONFIG SET maxmemory 100kb");
     let oom = |reply: Reply| {
@@ -512,6 +513,8 @@ fn maxmemory_refuses_growth_but_not_reads() {
         "CF.ADD c y",
         "CF.RESERVE n 100",
         "BF.INSERT b ITEMS q",
+        "CBF.ADD d y",
+        "CBF.RESERVE n 0.01 100",
     ] {
         assert!(oom(call(&mut conn, line)), "{line}");
     }
@@ -520,6 +523,9 @@ fn maxmemory_refuses_growth_but_not_reads() {
     assert_eq!(call(&mut conn, "BF.CARD b"), Reply::Int(1));
     // CF.DEL frees memory, so it is allowed under maxmemory (not deny-oom).
     assert_eq!(call(&mut conn, "CF.DEL c x"), Reply::Int(1));
+    // So does CBF.DEL: it only lowers counters (docs/operations.md, "The memory ceiling").
+    assert_eq!(call(&mut conn, "CBF.DEL d x"), Reply::Int(1));
+    assert_eq!(call(&mut conn, "CBF.COUNT d x"), Reply::Int(1));
 }
 
 #[test]
@@ -580,6 +586,39 @@ fn command_metadata_is_complete() {
             "blocked"
         ]
     );
+    // BF.INFO's one-field forms: COMMAND DOCS lists each field BF.INFO answers, BLOCKED
+    // (of a blocked filter) included, and nothing else.
+    fn tokens(reply: &Reply, out: &mut Vec<String>) {
+        if let Reply::Array(Some(items)) = reply {
+            for (i, item) in items.iter().enumerate() {
+                if item == &Reply::bulk("token") {
+                    out.push(items[i + 1].text());
+                }
+                tokens(item, out);
+            }
+        }
+    }
+    let mut fields = Vec::new();
+    tokens(&call(&mut conn, "COMMAND DOCS bf.info"), &mut fields);
+    assert_eq!(
+        fields,
+        [
+            "CAPACITY",
+            "SIZE",
+            "FILTERS",
+            "ITEMS",
+            "EXPANSION",
+            "BLOCKED"
+        ]
+    );
+    assert_eq!(call(&mut conn, "BF.RESERVE blk 0.01 1000 BLOCKED"), ok());
+    for field in &fields {
+        let reply = conn.call(&["BF.INFO", "blk", field]);
+        assert!(
+            !matches!(reply, Reply::Error(_)),
+            "BF.INFO blk {field}: {reply:?}"
+        );
+    }
     // Every command has docs: a summary, a complexity, a version, and arguments that
     // start with the key (each with a name and a type).
     let all: Vec<String> = call(&mut conn, "COMMAND LIST FILTERBY MODULE bf")

@@ -1,4 +1,4 @@
-//! The sliding-window Bloom filter's RDB layout (`RBwindBF`): redbloom's own type and
+//! The sliding-window Bloom filter's RDB layout (`RBslideBF`): redbloom's own type and
 //! encoding.
 
 use crate::rdb::{FieldReader, FieldWriter};
