@@ -3,7 +3,7 @@ PORT ?= 6379
 CARGO ?= cargo
 MODULE := target/release/libredbloom.so
 
-.PHONY: all deps build run test test-redis test-valkey test-fuzz lint fmt bench bench-e2e bench-stall docker clean fuzz valgrind sizing-charts
+.PHONY: all deps build run test test-redis test-redis8 test-valkey test-fuzz lint fmt bench bench-e2e bench-stall docker clean fuzz valgrind sizing-charts
 
 all: build
 
@@ -23,14 +23,20 @@ else
 endif
 
 ## Everything CI runs: formatting, lints, unit tests, the integration tests against
-## Redis and against Valkey, and every fuzz target built and run over its seeds.
-test: deps lint test-redis test-valkey test-fuzz
+## Redis 7 (Debian's redis-server), Redis 8.2 and Valkey 8.1, and every fuzz target built
+## and run over its seeds.
+test: deps lint test-redis test-redis8 test-valkey test-fuzz
 
 ## The core's unit, property and doc tests, the module's unit tests, the integration
 ## tests against redis-server. (Benchmarks are
 ## compiled by `lint`'s clippy --all-targets; they run with `make bench`/`bench-e2e`.)
 test-redis: deps
 	$(CARGO) test --workspace
+
+## The integration tests (one binary, tests/it) against Redis 8.2.3 (installed into .venv
+## when missing), reusing the test binary test-redis built, as test-valkey does.
+test-redis8: deps
+	REDBLOOM_SERVER=$$(scripts/redis8-server.sh) $(CARGO) test --workspace --test it
 
 ## The integration tests (one binary, tests/it) against Valkey 8.1 (installed into .venv
 ## when missing). `--workspace` resolves dependency features as test-redis does, so the
