@@ -18,6 +18,7 @@ mod effects;
 mod fixtures_redisbloom;
 mod hostile_input;
 mod large_filters;
+mod operations;
 mod replica_consistency;
 mod resp3;
 mod server;

@@ -23,6 +23,17 @@ pub fn is_valkey(conn: &mut RawConnection) -> bool {
         .contains("server_name:valkey")
 }
 
+/// Whether the server under test is Redis 8 or later (Valkey says `redis_version:7.2.4`).
+pub fn is_redis8(conn: &mut RawConnection) -> bool {
+    let version = info_field(conn, "server", "redis_version");
+    !is_valkey(conn)
+        && version
+            .split('.')
+            .next()
+            .and_then(|v| v.parse::<u32>().ok())
+            >= Some(8)
+}
+
 /// Polls until `f` holds or 10 s pass.
 pub fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(10) * slowdown();
