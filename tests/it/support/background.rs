@@ -45,7 +45,15 @@ pub fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
 
 /// Starts a replica of `master` and waits until it is in sync.
 pub fn start_replica(master: &Server) -> Server {
-    let replica = Server::start_with(&["--replicaof", "127.0.0.1", &master.port.to_string()]);
+    start_replica_with(master, &[])
+}
+
+/// [`start_replica`] with extra server arguments.
+pub fn start_replica_with(master: &Server, extra: &[&str]) -> Server {
+    let port = master.port.to_string();
+    let mut args = vec!["--replicaof", "127.0.0.1", &port];
+    args.extend_from_slice(extra);
+    let replica = Server::start_with(&args);
     // Probed on fresh connections: one may be reset while the first sync sets up.
     wait_until("replica sync", || {
         probe_info(replica.port, "replication")
