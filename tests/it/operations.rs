@@ -205,6 +205,10 @@ fn creation_and_growth_steps_larger_than_the_memory_left_are_refused() {
         Reply::Int(1)
     );
     assert_eq!(call(&mut conn, "DEL g"), Reply::Int(1));
+    // Valkey frees deleted keys in the background by default (lazyfree-lazy-user-del).
+    crate::support::wait_until("the filter to be freed", || {
+        crate::support::info_field(&mut conn, "memory", "lazyfree_pending_objects") == "0"
+    });
     assert_eq!(call(&mut conn, "CONFIG SET maxmemory 30mb"), Reply::ok());
     assert_eq!(call(&mut conn, "BF.RESERVE small 0.01 1000"), Reply::ok());
     assert_eq!(call(&mut conn, "CF.ADD smallcf x"), Reply::Int(1));
