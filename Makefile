@@ -8,7 +8,7 @@ TARGET_DIR = $(eval TARGET_DIR := $(call target_dir_of,))$(TARGET_DIR)
 FUZZ_TARGET_DIR = $(eval FUZZ_TARGET_DIR := $(call target_dir_of,--manifest-path fuzz/Cargo.toml))$(FUZZ_TARGET_DIR)
 MODULE = $(TARGET_DIR)/release/libredbloom.so
 
-.PHONY: all deps test-deps build run test test-redis test-valkey test-fuzz test-docker lint fmt bench bench-e2e bench-stall docker clean fuzz valgrind sizing-charts
+.PHONY: all deps test-deps build run test test-redis test-redis8 test-valkey test-fuzz test-docker lint fmt bench bench-e2e bench-stall docker clean fuzz valgrind sizing-charts
 
 all: build
 
@@ -33,9 +33,9 @@ else
 endif
 
 ## Everything CI runs: formatting, lints, unit tests, the integration tests against
-## Redis and against Valkey, every fuzz target built and run over its seeds, and the
-## module built from exactly what docker/Dockerfile copies.
-test: test-deps lint test-redis test-valkey test-fuzz test-docker
+## Redis 7 (Debian's redis-server), Redis 8.2 and Valkey 8.1, every fuzz target built and
+## run over its seeds, and the module built from exactly what docker/Dockerfile copies.
+test: test-deps lint test-redis test-redis8 test-valkey test-fuzz test-docker
 
 ## docker/Dockerfile's copy set builds the module (no Docker engine needed; the build is
 ## incremental in $(TARGET_DIR)/docker-check).
@@ -47,6 +47,11 @@ test-docker: deps
 ## compiled by `lint`'s clippy --all-targets; they run with `make bench`/`bench-e2e`.)
 test-redis: test-deps
 	$(CARGO) test --workspace
+
+## The integration tests (one binary, tests/it) against Redis 8.2.3 (installed into .venv
+## when missing), reusing the test binary test-redis built, as test-valkey does.
+test-redis8: test-deps
+	REDBLOOM_SERVER=$$(scripts/redis8-server.sh) $(CARGO) test --workspace --test it
 
 ## The integration tests (one binary, tests/it) against Valkey 8.1 (installed into .venv
 ## when missing). `--workspace` resolves dependency features as test-redis does, so the

@@ -115,25 +115,59 @@ fn numeric_configs() -> [(&'static str, &'static Setting, i64, i64); 9] {
     ]
 }
 
+/// The settings RedisBloom 8 registers without a prefix (`CONFIG GET bf-error-rate`).
+const REDISBLOOM_8_NAMES: [&str; 8] = [
+    "bf-error-rate",
+    "bf-initial-size",
+    "bf-expansion-factor",
+    "cf-bucket-size",
+    "cf-initial-size",
+    "cf-max-iterations",
+    "cf-expansion-factor",
+    "cf-max-expansions",
+];
+
+/// How a setting is registered: on servers that take unprefixed module configs (Redis 8),
+/// RedisBloom 8's names are registered unprefixed, with the prefixed name as alias (one
+/// setting, two names: `bf-error-rate` and `bf.bf-error-rate`); elsewhere, and for
+/// redbloom's own settings, under the module's prefix (`bf.<name>`).
+fn registered_name(
+    name: &'static str,
+    flags: ConfigurationFlags,
+    unprefixed: bool,
+) -> (String, ConfigurationFlags) {
+    if unprefixed && REDISBLOOM_8_NAMES.contains(&name) {
+        (
+            format!("{name}|bf.{name}"),
+            flags | ConfigurationFlags::UNPREFIXED,
+        )
+    } else {
+        (name.to_string(), flags)
+    }
+}
+
 /// Registers every setting as a module config (CONFIG GET/SET) with its current value —
 /// the load-time arguments already applied — as default, then lets Redis apply the
 /// values of its config file.
 pub fn register(ctx: &Context) {
+    let unprefixed = crate::api::config::supports_unprefixed_configs(ctx);
     for (name, setting, min, max) in numeric_configs() {
         let flags = if name == "max-filter-bytes" {
             ConfigurationFlags::MEMORY
         } else {
             ConfigurationFlags::DEFAULT
         };
+        let (name, flags) = registered_name(name, flags, unprefixed);
         let default = (setting.get().min(i64::MAX as u64) as i64).clamp(min, max);
-        register_i64_configuration(ctx, name, setting, default, min, max, flags, None);
+        register_i64_configuration(ctx, &name, setting, default, min, max, flags, None);
     }
+    let (name, flags) = registered_name("bf-error-rate", ConfigurationFlags::DEFAULT, unprefixed);
     register_string_configuration(
         ctx,
-        "bf-error-rate",
+        &name,
         &BF_ERROR_RATE_CONFIG,
         &BF_ERROR_RATE.get_f64().to_string(),
-        ConfigurationFlags::DEFAULT,
+        flags,
         None,
     );
     crate::api::config::load_configs(ctx);
@@ -214,6 +248,25 @@ mod tests {
     #[test]
     fn default_error_rate_is_one_percent() {
         assert_eq!(BF_ERROR_RATE.get_f64(), 0.01);
+    }
+
+    #[test]
+    fn redisbloom_8_names_are_unprefixed_with_the_prefixed_alias_where_supported() {
+        let (name, flags) = registered_name("cf-max-expansions", ConfigurationFlags::DEFAULT, true);
+        assert_eq!(name, "cf-max-expansions|bf.cf-max-expansions");
+        assert!(flags.contains(ConfigurationFlags::UNPREFIXED));
+        let (name, flags) = registered_name("max-filter-bytes", ConfigurationFlags::MEMORY, true);
+        assert_eq!(name, "max-filter-bytes");
+        assert_eq!(flags.bits(), ConfigurationFlags::MEMORY.bits());
+        let (name, flags) = registered_name("bf-error-rate", ConfigurationFlags::DEFAULT, false);
+        assert_eq!(name, "bf-error-rate");
+        assert_eq!(flags.bits(), ConfigurationFlags::DEFAULT.bits());
+        for name in REDISBLOOM_8_NAMES {
+            assert!(
+                name == "bf-error-rate" || numeric_configs().iter().any(|c| c.0 == name),
+                "{name}"
+            );
+        }
     }
 
     #[test]

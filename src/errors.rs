@@ -13,6 +13,7 @@ pub const INTERNAL_ERROR: &str = "ERR internal error in redbloom";
 pub const INSUFFICIENT_MEMORY_TO_CREATE: &str = "ERR Insufficient memory to create filter";
 pub const PROBLEM_INSERTING: &str = "ERR problem inserting into filter";
 pub const TOO_LARGE: &str = "ERR filter would exceed the max-filter-bytes limit";
+pub const TOO_LARGE_FOR_MAXMEMORY: &str = "ERR filter would exceed the memory left under maxmemory";
 
 // BF.RESERVE
 pub const BAD_ERROR_RATE: &str = "ERR bad error rate";

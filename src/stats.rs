@@ -40,6 +40,12 @@ pub fn info(ctx: &redis_module::InfoContext) {
             )?
             .build_section()?
             // MODULE LIST shows the RedisBloom version redbloom answers like; its own is here.
+            .add_section("defrag")
+            .field(
+                "defrag_moved",
+                crate::api::types::DEFRAG_MOVED.load(std::sync::atomic::Ordering::Relaxed),
+            )?
+            .build_section()?
             .add_section("version")
             .field("redbloom_version", crate::REDBLOOM_VERSION)?
             .build_section()?

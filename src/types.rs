@@ -9,6 +9,7 @@ use redbloom_core::counting::dump as counting_dump;
 use redbloom_core::counting::CountingChain;
 use redbloom_core::cuckoo::dump as cuckoo_dump;
 use redbloom_core::cuckoo::CuckooFilter;
+use redbloom_core::memory::Relocator;
 use redbloom_core::rdb::{self, FieldWriter};
 use redbloom_core::window::dump as window_dump;
 use redbloom_core::window::WindowFilter;
@@ -92,6 +93,10 @@ impl ModuleValue for BlockedChain {
     fn stats() -> &'static TypeStats {
         &BLOOM_STATS
     }
+
+    fn defrag(&mut self, from: u64, relocator: &mut impl Relocator) -> Option<u64> {
+        Chain::relocate(&mut self.0, from, relocator)
+    }
 }
 
 /// RedisBloom's Cuckoo filter type.
@@ -130,6 +135,10 @@ impl ModuleValue for Chain {
 
     fn stats() -> &'static TypeStats {
         &BLOOM_STATS
+    }
+
+    fn defrag(&mut self, from: u64, relocator: &mut impl Relocator) -> Option<u64> {
+        Chain::relocate(self, from, relocator)
     }
 }
 
@@ -170,6 +179,10 @@ impl ModuleValue for CuckooFilter {
 
     fn stats() -> &'static TypeStats {
         &CUCKOO_STATS
+    }
+
+    fn defrag(&mut self, from: u64, relocator: &mut impl Relocator) -> Option<u64> {
+        CuckooFilter::relocate(self, from, relocator)
     }
 }
 
@@ -219,6 +232,10 @@ impl ModuleValue for CountingChain {
     fn stats() -> &'static TypeStats {
         &COUNTING_STATS
     }
+
+    fn defrag(&mut self, from: u64, relocator: &mut impl Relocator) -> Option<u64> {
+        CountingChain::relocate(self, from, relocator)
+    }
 }
 
 /// The sliding-window Bloom filter type: redbloom's own, encoding 1.
@@ -266,6 +283,10 @@ impl ModuleValue for WindowFilter {
 
     fn stats() -> &'static TypeStats {
         &WINDOW_STATS
+    }
+
+    fn defrag(&mut self, from: u64, relocator: &mut impl Relocator) -> Option<u64> {
+        WindowFilter::relocate(self, from, relocator)
     }
 }
 

@@ -24,12 +24,77 @@
 //! checked where the write was accepted), so a replica never refuses what its master did.
 
 use crate::api::args::Args;
+use crate::api::memory::memory_left;
 use crate::api::replication::{is_trusted, log_divergence, replicate, Replicated};
 use crate::config;
+use crate::errors;
 use crate::types::BLOCKED_WRITE;
 use redbloom_core::memory::Ceiling;
 use redis_module::Context;
 use std::cell::Cell;
+
+thread_local! {
+    /// Whether the last ceiling computed on this (the main) thread was the memory left
+    /// under maxmemory rather than `bf.max-filter-bytes`: which limit a refusal names.
+    static BOUND_BY_MAXMEMORY: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The error of a creation or growth refused by the ceiling: the limit that refused it.
+pub fn too_large() -> &'static str {
+    if BOUND_BY_MAXMEMORY.with(Cell::get) {
+        errors::TOO_LARGE_FOR_MAXMEMORY
+    } else {
+        errors::TOO_LARGE
+    }
+}
+
+/// The ceilings of one write: for a client's write, `bf.max-filter-bytes` on the whole
+/// filter and the memory the server has left under maxmemory on each creation or growth
+/// step (asked only when a filter is created or grows); none for a trusted write (from
+/// the master, the AOF or RDB loading: only a genuine allocation failure can stop it).
+#[derive(Clone, Copy)]
+pub struct Limit<'a> {
+    ctx: &'a Context,
+    trusted: bool,
+}
+
+impl<'a> Limit<'a> {
+    /// The ceilings of the command running in `ctx`.
+    pub fn of(ctx: &'a Context) -> Self {
+        Limit {
+            ctx,
+            trusted: is_trusted(ctx),
+        }
+    }
+}
+
+impl Ceiling for Limit<'_> {
+    fn max_bytes(&self) -> u64 {
+        if self.trusted {
+            u64::MAX
+        } else {
+            config::MAX_FILTER_BYTES.get()
+        }
+    }
+
+    fn max_step(&self) -> u64 {
+        if self.trusted {
+            u64::MAX
+        } else {
+            memory_left(self.ctx)
+        }
+    }
+
+    fn limit_for(&self, used: u64) -> u64 {
+        let max_bytes = self.max_bytes();
+        if self.trusted {
+            return max_bytes;
+        }
+        let by_step = used.saturating_add(self.max_step());
+        BOUND_BY_MAXMEMORY.with(|bound| bound.set(by_step < max_bytes));
+        max_bytes.min(by_step)
+    }
+}
 
 /// A creation command: its name after the family (`RESERVE`, `LOADCHUNK`) and its
 /// arguments after the key, every parameter explicit.
@@ -83,14 +148,18 @@ impl<'a> Write<'a> {
         }
     }
 
-    /// The per-filter memory ceiling for this write (none for trusted writes: only a
-    /// genuine allocation failure can stop them).
-    pub fn max_bytes(&self) -> u64 {
-        if self.is_trusted() {
-            u64::MAX
-        } else {
-            config::MAX_FILTER_BYTES.get()
+    /// This write's ceilings (see [`Limit`]).
+    pub fn limit(&self) -> Limit<'a> {
+        Limit {
+            ctx: self.ctx,
+            trusted: self.is_trusted(),
         }
+    }
+
+    /// The most a filter this write creates may use: `bf.max-filter-bytes` and the memory
+    /// left under maxmemory, for a client's write; no limit for a trusted one.
+    pub fn max_bytes(&self) -> u64 {
+        self.limit().limit_for(0)
     }
 
     /// A per-item failure of a multi-item command. Logged when the write is trusted: the
@@ -152,10 +221,16 @@ impl<'a> Write<'a> {
     }
 }
 
-/// The ceiling of a single-item write, asked for only when the filter must grow.
+/// The ceilings of a single-item write, asked for only when the filter must grow.
 impl Ceiling for Write<'_> {
     fn max_bytes(&self) -> u64 {
-        Write::max_bytes(self)
+        self.limit().max_bytes()
+    }
+    fn max_step(&self) -> u64 {
+        self.limit().max_step()
+    }
+    fn limit_for(&self, used: u64) -> u64 {
+        self.limit().limit_for(used)
     }
 }
 

@@ -23,7 +23,18 @@ pub fn zeroed_bytes(len: u64) -> Result<Vec<u8>, OutOfMemory> {
 /// write comes from the master decides it, and asking the server has a cost that most
 /// adds, which do not grow the filter, need not pay).
 pub trait Ceiling {
+    /// The most the whole filter may use.
     fn max_bytes(&self) -> u64;
+    /// The most a single growth step may add (in the server: the memory left under
+    /// maxmemory); no limit by default.
+    fn max_step(&self) -> u64 {
+        u64::MAX
+    }
+    /// The ceiling for a filter now counted at `used` bytes: [`Self::max_bytes`], and no
+    /// more than [`Self::max_step`] above `used`.
+    fn limit_for(&self, used: u64) -> u64 {
+        self.max_bytes().min(used.saturating_add(self.max_step()))
+    }
 }
 
 impl Ceiling for u64 {
@@ -36,6 +47,45 @@ impl<C: Ceiling + ?Sized> Ceiling for &C {
     fn max_bytes(&self) -> u64 {
         (**self).max_bytes()
     }
+    fn max_step(&self) -> u64 {
+        (**self).max_step()
+    }
+    fn limit_for(&self, used: u64) -> u64 {
+        (**self).limit_for(used)
+    }
+}
+
+/// Moves a filter's heap buffers where a relocating allocator wants them (the server's
+/// active defragmentation); the server side implements it.
+pub trait Relocator {
+    /// Offers `v`'s buffer: the relocator may move it (same contents, length and capacity).
+    fn relocate<T>(&mut self, v: &mut Vec<T>);
+    /// Whether to pause here and resume from a cursor later.
+    fn should_stop(&mut self) -> bool;
+}
+
+/// Offers a filter's parts to `r`: at cursor 0 the vector holding them, then from part
+/// `from` on each part's buffer, pausing when `r` says so. Returns the cursor to resume
+/// from (>= 1), or `None` when every part was offered. A cursor past the parts (the
+/// filter changed between two calls) ends the walk.
+pub fn relocate_parts<P>(
+    parts: &mut Vec<P>,
+    from: u64,
+    r: &mut impl Relocator,
+    mut buffer: impl FnMut(&mut P) -> &mut Vec<u8>,
+) -> Option<u64> {
+    if from == 0 {
+        r.relocate(parts);
+    }
+    let len = parts.len();
+    let start = usize::try_from(from).unwrap_or(usize::MAX).min(len);
+    for (i, part) in parts.iter_mut().enumerate().skip(start) {
+        r.relocate(buffer(part));
+        if i + 1 < len && r.should_stop() {
+            return Some(i as u64 + 1);
+        }
+    }
+    None
 }
 
 /// Granule of [`sparse_copy`]: a memory page.
@@ -76,6 +126,42 @@ pub fn copy_changed_pages(dst: &mut [u8], src: &[u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Offers every buffer, counting them, and asks to pause after every `every`.
+    struct Counting {
+        offered: Vec<usize>,
+        every: usize,
+    }
+
+    impl Relocator for Counting {
+        fn relocate<T>(&mut self, v: &mut Vec<T>) {
+            self.offered.push(v.len());
+        }
+        fn should_stop(&mut self) -> bool {
+            self.offered.len().is_multiple_of(self.every)
+        }
+    }
+
+    #[test]
+    fn relocate_parts_offers_the_vector_then_every_part_once_across_pauses() {
+        let mut parts: Vec<Vec<u8>> = (1..=7).map(|n| vec![0; n]).collect();
+        let mut r = Counting {
+            offered: Vec::new(),
+            every: 3,
+        };
+        let mut cursor = 0;
+        let mut calls = 0;
+        while let Some(next) = relocate_parts(&mut parts, cursor, &mut r, |p| p) {
+            assert!(next > cursor);
+            cursor = next;
+            calls += 1;
+        }
+        assert_eq!(r.offered, vec![7, 1, 2, 3, 4, 5, 6, 7]);
+        assert_eq!(calls, 2);
+        // A cursor past the parts (they shrank) ends the walk without offering anything.
+        assert_eq!(relocate_parts(&mut parts, 99, &mut r, |p| p), None);
+        assert_eq!(r.offered.len(), 8);
+    }
 
     #[test]
     fn zeroed_bytes_are_zero_and_sized() {

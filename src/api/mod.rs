@@ -12,6 +12,7 @@ pub mod config;
 pub mod events;
 pub mod info;
 pub mod keys;
+pub mod memory;
 pub mod panic;
 pub mod replication;
 pub mod replies;

@@ -26,7 +26,7 @@ fn add_reply(outcome: AddOutcome) -> Result<bool, &'static str> {
         AddOutcome::Added => Ok(true),
         AddOutcome::Exists => Ok(false),
         AddOutcome::Full => Err(errors::NONSCALING_FULL),
-        AddOutcome::GrowFailed(LinkError::TooLarge) => Err(errors::TOO_LARGE),
+        AddOutcome::GrowFailed(LinkError::TooLarge) => Err(crate::write::too_large()),
         AddOutcome::GrowFailed(_) => Err(errors::PROBLEM_INSERTING),
     }
 }
@@ -45,8 +45,8 @@ fn add_items<'a, F: BloomKind>(
         .collect();
     write.items_from(from);
     let mut next = from;
-    let max_bytes = write.max_bytes();
-    filter.add_each(&pairs, max_bytes, |outcome| {
+    let limit = write.limit();
+    filter.add_each(&pairs, limit, |outcome| {
         let item = next;
         next += 1;
         match add_reply(outcome) {

@@ -54,7 +54,7 @@ impl BloomKind for Chain {
     fn add_each(
         &mut self,
         pairs: &[HashPair],
-        max_bytes: u64,
+        max_bytes: impl Ceiling,
         emit: impl FnMut(AddOutcome) -> bool,
     ) {
         Chain::add_each(self, pairs, max_bytes, emit)

@@ -85,11 +85,11 @@ pub trait BloomKind: ModuleValue + 'static {
     fn add_each(
         &mut self,
         pairs: &[HashPair],
-        max_bytes: u64,
+        max_bytes: impl Ceiling,
         mut emit: impl FnMut(AddOutcome) -> bool,
     ) {
         for &pair in pairs {
-            if !emit(self.add(pair, max_bytes)) {
+            if !emit(self.add(pair, &max_bytes)) {
                 return;
             }
         }
@@ -111,7 +111,7 @@ fn error(text: &'static str) -> RedisError {
 fn create_error(e: LinkError) -> RedisError {
     match e {
         LinkError::Invalid => error(errors::COULD_NOT_CREATE_BF),
-        LinkError::TooLarge => error(errors::TOO_LARGE),
+        LinkError::TooLarge => error(crate::write::too_large()),
         LinkError::OutOfMemory => error(errors::INSUFFICIENT_MEMORY_TO_CREATE),
     }
 }

@@ -24,7 +24,7 @@ fn error(text: &'static str) -> RedisError {
 /// The reply when a new filter cannot be made.
 fn create_error(e: CuckooError) -> RedisError {
     error(match e {
-        CuckooError::TooLarge => errors::TOO_LARGE,
+        CuckooError::TooLarge => crate::write::too_large(),
         CuckooError::Overflow | CuckooError::OutOfMemory => errors::INSUFFICIENT_MEMORY_TO_CREATE,
         _ => errors::COULD_NOT_CREATE_CF,
     })
@@ -212,7 +212,7 @@ pub fn add(ctx: &Context, args: &Args) -> RedisResult {
         Ok(inserted) => Ok(inserted),
         // Nothing changed: the kick-out was undone and the filter does not grow.
         Err(CuckooError::NoSpace) => return Err(error(errors::FILTER_FULL)),
-        Err(CuckooError::TooLarge) => Err(error(errors::TOO_LARGE)),
+        Err(CuckooError::TooLarge) => Err(error(crate::write::too_large())),
         Err(_) => Err(error(errors::INSUFFICIENT_MEMORY)),
     };
     notify_write(ctx, args);

@@ -16,7 +16,6 @@ use crate::api::events::notify_event;
 use crate::api::keys::{existing, ours, Key, KeyState};
 use crate::api::replication::{is_trusted, replicate, Replicated};
 use crate::api::replies::{reply_bool, reply_field_values, ArrayReply, FieldValue, Resp2Fields};
-use crate::config;
 use crate::errors;
 use crate::options::find_keyword;
 use crate::stats::tracked;
@@ -50,7 +49,7 @@ fn now_ms() -> u64 {
 fn create_error(e: LinkError) -> RedisError {
     match e {
         LinkError::Invalid => error(errors::COULD_NOT_CREATE_BF),
-        LinkError::TooLarge => error(errors::TOO_LARGE),
+        LinkError::TooLarge => error(crate::write::too_large()),
         LinkError::OutOfMemory => error(errors::INSUFFICIENT_MEMORY_TO_CREATE),
     }
 }
@@ -95,14 +94,12 @@ const MADD: Sub = Sub {
     event: b"wbf.madd",
 };
 
-/// The memory ceiling of a write: none for one from the master or the AOF (it was checked
-/// where the write was accepted; a replica never refuses what its master did).
+/// The memory ceiling of a new filter: `bf.max-filter-bytes` and the memory left under
+/// maxmemory; none for a write from the master or the AOF (it was checked where the write
+/// was accepted; a replica never refuses what its master did).
 fn max_bytes(ctx: &Context) -> u64 {
-    if is_trusted(ctx) {
-        u64::MAX
-    } else {
-        config::MAX_FILTER_BYTES.get()
-    }
+    use redbloom_core::memory::Ceiling;
+    crate::write::Limit::of(ctx).limit_for(0)
 }
 
 /// WBF.RESERVE key error_rate capacity [WINDOW ms], its arguments from `at` on

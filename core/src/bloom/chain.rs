@@ -208,7 +208,7 @@ impl Chain {
             if !self.is_scaling() {
                 return AddOutcome::Full;
             }
-            if let Err(e) = self.grow(max_bytes.max_bytes()) {
+            if let Err(e) = self.grow(max_bytes.limit_for(self.mem_usage())) {
                 return AddOutcome::GrowFailed(e);
             }
             self.links.last_mut().expect("just grown").set(pair)
@@ -236,7 +236,7 @@ impl Chain {
     pub fn add_each(
         &mut self,
         pairs: &[HashPair],
-        max_bytes: u64,
+        max_bytes: impl Ceiling,
         mut emit: impl FnMut(AddOutcome) -> bool,
     ) {
         let mut positions = Vec::new();
@@ -260,7 +260,7 @@ impl Chain {
                 // Positions computed for a link that is no longer the newest are not used.
                 let known =
                     (self.links.len() == links_before).then(|| &positions[j * k..(j + 1) * k]);
-                if !emit(self.add_with(pair, known, max_bytes)) {
+                if !emit(self.add_with(pair, known, &max_bytes)) {
                     return;
                 }
             }

@@ -20,6 +20,7 @@ pub mod chain;
 pub mod dump;
 pub mod link;
 pub mod rdb;
+mod relocate;
 pub mod shape;
 
 pub use chain::{AddOutcome, Chain};

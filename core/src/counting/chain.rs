@@ -106,7 +106,7 @@ impl CountingChain {
                     if !self.is_scaling() {
                         return CountingAdd::Full;
                     }
-                    if let Err(e) = self.grow(max_bytes.max_bytes()) {
+                    if let Err(e) = self.grow(max_bytes.limit_for(self.mem_usage())) {
                         return CountingAdd::GrowFailed(e);
                     }
                 }

@@ -35,6 +35,7 @@ pub mod chain;
 pub mod dump;
 pub mod link;
 pub mod rdb;
+mod relocate;
 #[cfg(test)]
 mod tests;
 

@@ -24,7 +24,7 @@ impl CuckooFilter {
             if self.expansion == 0 {
                 return Err(CuckooError::NoSpace);
             }
-            self.grow(max_bytes.max_bytes())?;
+            self.grow(max_bytes.limit_for(self.data_len))?;
         }
     }
 

@@ -39,6 +39,7 @@ pub mod dump;
 pub mod filter;
 mod insert;
 pub mod rdb;
+mod relocate;
 pub mod sizing;
 pub mod sub_filter;
 #[cfg(test)]

@@ -43,6 +43,7 @@
 pub mod dump;
 pub mod filter;
 pub mod rdb;
+mod relocate;
 pub mod shape;
 #[cfg(test)]
 mod tests;

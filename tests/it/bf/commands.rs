@@ -921,8 +921,8 @@ fn debug_lines_pin_sizing_hashing_and_scaling() {
 /// MEMORY USAGE = the module's mem_usage (COMPAT §4.5: 1056 for 0.05/1000) + Redis' own
 /// per-key overhead. On Redis 7.0 that overhead is the key's sds (8 bytes for "bf") and the
 /// dict entry (24), plus 16 bytes of slot metadata per key in cluster mode: 1088 standalone,
-/// 1104 (RedisBloom's test value) in cluster mode. Valkey 8.1 counts 24 bytes per key in
-/// both modes.
+/// 1104 (RedisBloom's test value) in cluster mode. Valkey 8.1 and Redis 8.2 count 24 bytes
+/// per key in both modes.
 fn check_memory_usage(conn: &mut RawConnection, want: i64) {
     expect(conn, "BF.RESERVE bf 0.05 1000", Reply::ok());
     expect(conn, "BF.INFO bf SIZE", Reply::int_array(&[1056]));
@@ -944,7 +944,7 @@ fn check_memory_usage(conn: &mut RawConnection, want: i64) {
 fn memory_usage_formula() {
     let server = Server::start();
     let mut conn = server.raw();
-    let overhead = if crate::support::is_valkey(&mut conn) {
+    let overhead = if crate::support::is_valkey(&mut conn) || crate::support::is_redis8(&mut conn) {
         24
     } else {
         8 + 24
@@ -985,7 +985,7 @@ fn memory_usage_in_cluster_mode_is_redisbloom_s_1104() {
                 .text()
                 .contains("cluster_state:ok")
     });
-    let want = if crate::support::is_valkey(&mut conn) {
+    let want = if crate::support::is_valkey(&mut conn) || crate::support::is_redis8(&mut conn) {
         1056 + 24
     } else {
         1104

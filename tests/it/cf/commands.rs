@@ -705,9 +705,9 @@ fn memory_usage() {
     let server = Server::start();
     let mut c = server.raw();
     // The module's 1080 (COMPAT §4.5) plus the server's per-key overhead: 32 bytes on
-    // Redis 7.0 (RedisBloom's test value 1112), 24 on Valkey 8.1.
+    // Redis 7.0 (RedisBloom's test value 1112), 24 on Valkey 8.1 and Redis 8.2.
     let want = int(1080
-        + if crate::support::is_valkey(&mut c) {
+        + if crate::support::is_valkey(&mut c) || crate::support::is_redis8(&mut c) {
             24
         } else {
             32

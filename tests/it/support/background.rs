@@ -23,6 +23,17 @@ pub fn is_valkey(conn: &mut RawConnection) -> bool {
         .contains("server_name:valkey")
 }
 
+/// Whether the server under test is Redis 8 or later (Valkey says `redis_version:7.2.4`).
+pub fn is_redis8(conn: &mut RawConnection) -> bool {
+    let version = info_field(conn, "server", "redis_version");
+    !is_valkey(conn)
+        && version
+            .split('.')
+            .next()
+            .and_then(|v| v.parse::<u32>().ok())
+            >= Some(8)
+}
+
 /// Polls until `f` holds or 10 s pass.
 pub fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(10) * slowdown();
@@ -34,7 +45,15 @@ pub fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
 
 /// Starts a replica of `master` and waits until it is in sync.
 pub fn start_replica(master: &Server) -> Server {
-    let replica = Server::start_with(&["--replicaof", "127.0.0.1", &master.port.to_string()]);
+    start_replica_with(master, &[])
+}
+
+/// [`start_replica`] with extra server arguments.
+pub fn start_replica_with(master: &Server, extra: &[&str]) -> Server {
+    let port = master.port.to_string();
+    let mut args = vec!["--replicaof", "127.0.0.1", &port];
+    args.extend_from_slice(extra);
+    let replica = Server::start_with(&args);
     // Probed on fresh connections: one may be reset while the first sync sets up.
     wait_until("replica sync", || {
         probe_info(replica.port, "replication")

@@ -1,0 +1,11 @@
+//! Active defragmentation of a Bloom chain: its links vector, then each link's bits.
+
+use super::chain::Chain;
+use crate::memory::{relocate_parts, Relocator};
+
+impl Chain {
+    /// Offers the chain's buffers to `r` from cursor `from` (see [`relocate_parts`]).
+    pub fn relocate(&mut self, from: u64, r: &mut impl Relocator) -> Option<u64> {
+        relocate_parts(&mut self.links, from, r, |link| &mut link.data)
+    }
+}
