@@ -19,9 +19,10 @@
 //! which RedisBloom cannot represent, is preceded by `BF.BLOCKEDWRITE key`, redbloom's
 //! own: Redis wraps the several commands of one command in MULTI/EXEC, and a RedisBloom
 //! replica, not knowing the first, discards the whole transaction instead of building,
-//! growing or auto-creating a classic filter under that key. Writes arriving from the master or from AOF loading are
-//! "trusted": the local ceiling and expansion limit do not apply to them (they were
-//! checked where the write was accepted), so a replica never refuses what its master did.
+//! growing or auto-creating a classic filter under that key. Writes arriving from the
+//! master or from AOF loading are "trusted": the local ceiling and expansion limit do not
+//! apply to them (they were checked where the write was accepted), so a replica never
+//! refuses what its master did.
 
 use crate::api::args::Args;
 use crate::api::memory::memory_left;

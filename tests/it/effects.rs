@@ -255,7 +255,7 @@ fn state(conn: &mut RawConnection) -> Vec<(String, Vec<Reply>)> {
         .map(|key| {
             let kind = conn.call(&["TYPE", &key]).text();
             let info = match kind.as_str() {
-                "MBbloom--" => conn.call(&["BF.INFO", &key]),
+                "MBbloom--" | "RBblockBF" => conn.call(&["BF.INFO", &key]),
                 "MBbloomCF" => conn.call(&["CF.INFO", &key]),
                 "RBcountBF" => conn.call(&["CBF.INFO", &key]),
                 _ => Reply::nil(),
