@@ -19,8 +19,9 @@
 //!   least the last `l · g ≥ capacity` adds.
 //! * **Timed** (WINDOW w ms): generation `j` starts at `base + ⌊j·w/l⌋`; an item added at
 //!   `t` stays at least until `t + w` and is gone by `t + w + ⌈w/l⌉`. When more than
-//!   `capacity` adds arrive within one window, generations end early (the slices would
-//!   otherwise fill up): items then age faster, the error rate stays bounded.
+//!   `capacity` adds arrive within one window, the ring turns early (the slices would
+//!   otherwise fill up): items then age faster, the error rate stays bounded; the
+//!   generation number still follows the clock, so expiry is never delayed.
 //!
 //! Time is an argument of every call (milliseconds); the core never reads a clock. Reads
 //! never change the filter: generations whose time has passed are ignored by reads and
