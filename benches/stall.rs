@@ -339,7 +339,12 @@ fn workloads() -> Vec<Workload> {
             in_redisbloom: true,
             setup: |conn| {
                 let payload = dump_of_a_255_mib_filter(conn);
-                vec![b"RESTORE".to_vec(), b"copy".to_vec(), b"0".to_vec(), payload]
+                vec![
+                    b"RESTORE".to_vec(),
+                    b"copy".to_vec(),
+                    b"0".to_vec(),
+                    payload,
+                ]
             },
         },
         Workload {
@@ -378,7 +383,11 @@ fn measure(module: &str, workload: &Workload) -> Sample {
         let reply = conn.call(&args);
         let wall = start.elapsed();
         let cpu = server.main_thread_ns() - cpu_before;
-        assert!(!matches!(reply, Value::Error(_)), "{}: {reply:?}", workload.name);
+        assert!(
+            !matches!(reply, Value::Error(_)),
+            "{}: {reply:?}",
+            workload.name
+        );
         let rss_growth = server.rss_bytes().saturating_sub(rss_before);
         let allocated = used_memory(&mut conn).saturating_sub(used_before);
         (Duration::from_nanos(cpu), wall, rss_growth, allocated)
