@@ -1,0 +1,42 @@
+//! `redbloom`: sharded filters over Redis/Valkey Cluster, bulk loading, inspection and
+//! local snapshots of redbloom / RedisBloom filters. Errors are one line on standard error
+//! and exit code 1; `--json` prints results as JSON on standard output.
+
+mod input;
+mod shard_cmd;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "redbloom", version, about = "Sharded, bulk-loaded and local redbloom filters")]
+struct Cli {
+    /// Print results as JSON.
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Sharded filters: one logical filter over N member keys spread over a cluster.
+    Shard {
+        #[command(subcommand)]
+        command: shard_cmd::ShardCommand,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Shard { command } => shard_cmd::run(command, cli.json),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("redbloom: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
