@@ -53,11 +53,11 @@ test-redis: test-deps
 test-redis8: test-deps
 	REDBLOOM_SERVER=$$(scripts/redis8-server.sh) $(CARGO) test --workspace --test it
 
-## The integration tests (one binary, tests/it) against Valkey 8.1 (installed into .venv
+## The integration tests (tests/it, and the CLI's cli/tests/cli) against Valkey 8.1 (installed into .venv
 ## when missing). `--workspace` resolves dependency features as test-redis does, so the
 ## test binary built there is reused, not rebuilt.
 test-valkey: test-deps
-	REDBLOOM_SERVER=$$(scripts/valkey-server.sh) $(CARGO) test --workspace --test it
+	REDBLOOM_SERVER=$$(scripts/valkey-server.sh) $(CARGO) test --workspace --test it --test cli
 
 ## Every fuzz target (fuzz/fuzz_targets) compiles and its seed corpus (fuzz/seeds/<target>)
 ## passes: through the target's function as a plain test, and through the built libFuzzer
