@@ -3,6 +3,7 @@
 //! and exit code 1; `--json` prints results as JSON on standard output.
 
 mod input;
+mod load_cmd;
 mod shard_cmd;
 
 use clap::{Parser, Subcommand};
@@ -25,12 +26,15 @@ enum Command {
         #[command(subcommand)]
         command: shard_cmd::ShardCommand,
     },
+    /// Builds a filter locally and ships it with LOADCHUNK (KEY must not exist).
+    Load(load_cmd::LoadArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
         Command::Shard { command } => shard_cmd::run(command, cli.json),
+        Command::Load(args) => load_cmd::run(args, cli.json),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -60,6 +60,14 @@ pub enum ShardCommand {
         #[arg(long)]
         file: Option<PathBuf>,
     },
+    /// Bulk-loads items into the empty members (built locally, shipped with LOADCHUNK).
+    Load {
+        url: String,
+        name: String,
+        /// One item per line; standard input when absent.
+        #[arg(long)]
+        file: Option<PathBuf>,
+    },
     /// The layout and each member's slot, items and memory.
     Info { url: String, name: String },
     /// Deletes the members and the descriptor.
@@ -130,14 +138,24 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             bar.finish_and_clear();
             print_answers(&replies, json);
         }
+        ShardCommand::Load { url, name, file } => {
+            let items = input::items(&[], file.as_deref(), true)?;
+            let mut conn = Conn::open(&url)?;
+            let descriptor = Descriptor::open(&mut conn, &name)?;
+            let bar = input::progress(items.len(), "load");
+            descriptor.load(&mut conn, &items)?;
+            bar.finish_and_clear();
+            if json {
+                println!("{}", json!({"name": name, "items": items.len()}));
+            } else {
+                println!("loaded {name}: {} items into {} members", items.len(), descriptor.members.len());
+            }
+        }
         ShardCommand::Info { url, name } => {
             let mut conn = Conn::open(&url)?;
             let descriptor = Descriptor::open(&mut conn, &name)?;
             let members = descriptor.member_infos(&mut conn)?;
-            let items_field = match descriptor.spec.family {
-                Family::Cf => "Number of items inserted",
-                _ => "Number of items inserted",
-            };
+            let items_field = "Number of items inserted";
             let total_items: i64 = members.iter().filter_map(|m| m.int(items_field)).sum();
             let total_memory: i64 = members.iter().map(|m| m.memory).sum();
             if json {

@@ -6,4 +6,5 @@ mod support;
 
 mod cluster;
 mod common;
+mod load;
 mod shard_errors;
