@@ -8,7 +8,7 @@ TARGET_DIR = $(eval TARGET_DIR := $(call target_dir_of,))$(TARGET_DIR)
 FUZZ_TARGET_DIR = $(eval FUZZ_TARGET_DIR := $(call target_dir_of,--manifest-path fuzz/Cargo.toml))$(FUZZ_TARGET_DIR)
 MODULE = $(TARGET_DIR)/release/libredbloom.so
 
-.PHONY: all deps test-deps build run test test-redis test-redis8 test-valkey test-fuzz test-docker lint fmt bench bench-e2e bench-stall docker clean fuzz valgrind sizing-charts
+.PHONY: all deps test-deps build run test test-redis test-redis8 test-valkey test-fuzz test-docker lint fmt bench bench-e2e bench-stall bench-load docker clean fuzz valgrind sizing-charts
 
 all: build
 
@@ -94,6 +94,12 @@ bench-e2e: build
 ## measures RedisBloom side by side.
 bench-stall: build
 	$(CARGO) bench --bench stall
+
+## `redbloom load` against pipelined BF.MADD (10M items), and a 12-member sharded filter on
+## a 3-master cluster against one key (docs/benchmarks.md); LOAD_ITEMS, SHARD_ITEMS,
+## BENCH_ROUNDS tune it.
+bench-load: build
+	$(CARGO) bench -p redbloom-cli --bench load
 
 ## Fuzzing (not in CI): every target of fuzz/ for FUZZ_SECONDS each, one job, the address
 ## sanitizer (FUZZ_SANITIZER=none without it). cargo-fuzz needs nightly flags:

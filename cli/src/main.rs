@@ -3,6 +3,7 @@
 //! and exit code 1; `--json` prints results as JSON on standard output.
 
 mod input;
+mod inspect_cmd;
 mod load_cmd;
 mod shard_cmd;
 
@@ -28,6 +29,9 @@ enum Command {
     },
     /// Builds a filter locally and ships it with LOADCHUNK (KEY must not exist).
     Load(load_cmd::LoadArgs),
+    /// Per link: capacity, items, bits, hashes, fill ratio, estimated FP rate, memory;
+    /// for the filter: the estimate against its target, and warnings.
+    Inspect { url: String, key: String },
 }
 
 fn main() -> ExitCode {
@@ -35,6 +39,7 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Shard { command } => shard_cmd::run(command, cli.json),
         Command::Load(args) => load_cmd::run(args, cli.json),
+        Command::Inspect { url, key } => inspect_cmd::run(&url, &key, cli.json),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -14,3 +14,5 @@ pub use conn::Conn;
 pub use error::{Error, Result};
 pub use family::{Family, FilterSpec};
 pub use shard::Descriptor;
+pub mod load;
+pub mod inspect;

@@ -72,6 +72,12 @@ fn sharded_filter_over_a_cluster_survives_resharding_and_failover() {
     let rate = fp.iter().filter(|&&a| a == 1).count() as f64 / ITEMS as f64;
     assert!(rate <= 0.01 * 1.5, "FP rate {rate}");
     assert!(rate > 0.0, "FP rate {rate}");
+    // inspect's fill-based estimate of the whole sharded filter.
+    let report: serde_json::Value = serde_json::from_str(&ok(&["--json", "inspect", &u, "users"])).unwrap();
+    assert_eq!(report["type"], "sharded-bf");
+    assert_eq!(report["members"].as_array().unwrap().len(), 12);
+    let estimate = report["estimated_fp"].as_f64().unwrap();
+    assert!((estimate - rate).abs() <= 0.2 * rate, "estimate {estimate} vs measured {rate}");
 
     // A writer adds new items (waiting for a replica to hold each round) and a reader checks
     // what was acknowledged, while member 0's slot moves and then its new master dies.

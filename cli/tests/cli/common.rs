@@ -62,6 +62,11 @@ impl Cluster {
     /// Six nodes: three masters, each with one replica; a short node timeout so a failover
     /// takes a few seconds.
     pub fn start() -> Cluster {
+        Cluster::start_with(1)
+    }
+
+    /// Three masters with `replicas` replicas each.
+    pub fn start_with(replicas: usize) -> Cluster {
         let args = [
             "--cluster-enabled",
             "yes",
@@ -70,14 +75,14 @@ impl Cluster {
             "--cluster-node-timeout",
             "1500",
         ];
-        let nodes: Vec<Server> = (0..6).map(|_| Server::start_with(&args)).collect();
+        let nodes: Vec<Server> = (0..3 * (1 + replicas)).map(|_| Server::start_with(&args)).collect();
         let mut create = Command::new(cli_binary());
         create.arg("--cluster").arg("create");
         for node in &nodes {
             create.arg(format!("127.0.0.1:{}", node.port));
         }
         let output = create
-            .args(["--cluster-replicas", "1", "--cluster-yes"])
+            .args(["--cluster-replicas", &replicas.to_string(), "--cluster-yes"])
             .output()
             .expect("run --cluster create");
         assert!(

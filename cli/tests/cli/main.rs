@@ -6,5 +6,6 @@ mod support;
 
 mod cluster;
 mod common;
+mod inspect;
 mod load;
 mod shard_errors;
