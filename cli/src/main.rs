@@ -6,6 +6,7 @@ mod input;
 mod inspect_cmd;
 mod load_cmd;
 mod shard_cmd;
+mod snapshot_cmd;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -32,6 +33,20 @@ enum Command {
     /// Per link: capacity, items, bits, hashes, fill ratio, estimated FP rate, memory;
     /// for the filter: the estimate against its target, and warnings.
     Inspect { url: String, key: String },
+    /// Writes KEY's SCANDUMP to FILE (a snapshot `check` answers from).
+    Export {
+        url: String,
+        key: String,
+        file: std::path::PathBuf,
+    },
+    /// Answers items (0/1 each, in order) from a snapshot file, as the server did at export.
+    Check {
+        file: std::path::PathBuf,
+        items: Vec<String>,
+        /// More items, one per line.
+        #[arg(long = "items-file")]
+        items_file: Option<std::path::PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -40,6 +55,12 @@ fn main() -> ExitCode {
         Command::Shard { command } => shard_cmd::run(command, cli.json),
         Command::Load(args) => load_cmd::run(args, cli.json),
         Command::Inspect { url, key } => inspect_cmd::run(&url, &key, cli.json),
+        Command::Export { url, key, file } => snapshot_cmd::export(&url, &key, &file, cli.json),
+        Command::Check {
+            file,
+            items,
+            items_file,
+        } => snapshot_cmd::check(&file, &items, items_file.as_deref(), cli.json),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -8,11 +8,10 @@ use crate::conn::Conn;
 use crate::error::{Error, Result};
 use crate::family::Family;
 use crate::shard::Descriptor;
-use redbloom_core::bloom::{dump as bloom_dump, Chain};
-use redbloom_core::counting::{dump as counting_dump, CountingChain};
-use redbloom_core::cuckoo::{dump as cuckoo_dump, CuckooFilter};
-use redbloom_core::limits::DEFAULT_MAX_FILTER_BYTES;
-use redis::{FromRedisValue, Value};
+use crate::snapshot::{download, Local};
+use redbloom_core::bloom::Chain;
+use redbloom_core::counting::CountingChain;
+use redbloom_core::cuckoo::CuckooFilter;
 
 /// One link or sub-filter.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,76 +62,6 @@ fn compound(links: &[LinkReport]) -> f64 {
     1.0 - links.iter().map(|l| 1.0 - l.estimated_fp).product::<f64>()
 }
 
-/// Every (iterator, data) of `PREFIX.SCANDUMP key`, header first, until iterator 0.
-fn scandump(conn: &mut Conn, family: Family, key: &str) -> Result<Vec<(i64, Vec<u8>)>> {
-    let mut out = Vec::new();
-    let mut iter = 0i64;
-    loop {
-        let reply: Vec<Value> = conn.query(family.command("SCANDUMP").arg(key).arg(iter))?;
-        let (Some(next), Some(data)) = (reply.first(), reply.get(1)) else {
-            return Err(Error::new(format!("{key}: unexpected SCANDUMP reply")));
-        };
-        let next = i64::from_redis_value(next.clone())?;
-        if next == 0 {
-            return Ok(out);
-        }
-        let data = match data {
-            Value::Nil => Vec::new(),
-            other => Vec::<u8>::from_redis_value(other.clone())?,
-        };
-        out.push((next, data));
-        iter = next;
-    }
-}
-
-fn bad(key: &str) -> impl Fn(String) -> Error + '_ {
-    move |what| Error::new(format!("{key}: the server's dump does not load here ({what})"))
-}
-
-/// The dump rebuilt as a local filter.
-pub enum Local {
-    Bloom(Chain),
-    Cuckoo(CuckooFilter),
-    Counting(CountingChain),
-    /// A Cuckoo filter with no items (its SCANDUMP has no header).
-    EmptyCuckoo,
-}
-
-/// Downloads `key` (of `family`) with SCANDUMP into a local filter.
-pub fn download(conn: &mut Conn, family: Family, key: &str) -> Result<Local> {
-    let chunks = scandump(conn, family, key)?;
-    let err = bad(key);
-    let Some(((_, header), rest)) = chunks.split_first() else {
-        return match family {
-            Family::Cf => Ok(Local::EmptyCuckoo),
-            _ => Err(Error::new(format!("{key}: empty SCANDUMP"))),
-        };
-    };
-    Ok(match family {
-        Family::Bf => {
-            let mut chain = bloom_dump::chain_from_header(header, DEFAULT_MAX_FILTER_BYTES).map_err(|e| err(format!("{e:?}")))?;
-            for (iter, data) in rest {
-                bloom_dump::load_chunk(&mut chain, *iter, data).map_err(|e| err(format!("{e:?}")))?;
-            }
-            Local::Bloom(chain)
-        }
-        Family::Cf => {
-            let mut filter = cuckoo_dump::filter_from_header(header, DEFAULT_MAX_FILTER_BYTES).map_err(|e| err(format!("{e:?}")))?;
-            for (iter, data) in rest {
-                cuckoo_dump::load_chunk(&mut filter, *iter, data).map_err(|e| err(format!("{e:?}")))?;
-            }
-            Local::Cuckoo(filter)
-        }
-        Family::Cbf => {
-            let mut chain = counting_dump::chain_from_header(header, DEFAULT_MAX_FILTER_BYTES).map_err(|e| err(format!("{e:?}")))?;
-            for (iter, data) in rest {
-                counting_dump::load_chunk(&mut chain, *iter, data).map_err(|e| err(format!("{e:?}")))?;
-            }
-            Local::Counting(chain)
-        }
-    })
-}
-
 /// The family of a key from its TYPE, or what it is instead.
 pub fn key_family(conn: &mut Conn, key: &str) -> Result<Option<Family>> {
     let kind: String = conn.query(redis::cmd("TYPE").arg(key))?;
@@ -144,7 +73,7 @@ pub fn key_family(conn: &mut Conn, key: &str) -> Result<Option<Family>> {
         "none" => return Err(Error::new(format!("no key {key}"))),
         other => {
             return Err(Error::new(format!(
-                "{key} is a key of type {other}; inspect reads bf, cf and cbf filters and sharded filters"
+                "{key} is a key of type {other}, not a bf, cf or cbf filter nor a sharded filter"
             )))
         }
     })

@@ -16,3 +16,6 @@ pub use family::{Family, FilterSpec};
 pub use shard::Descriptor;
 pub mod load;
 pub mod inspect;
+pub mod snapshot;
+
+pub use snapshot::Snapshot;

@@ -107,7 +107,7 @@ fn estimates_match_measured_rates() {
     conn.call(&["SET", "s", "x"]);
     assert_eq!(
         fails(&["inspect", &u, "s"]),
-        "redbloom: s is a key of type string; inspect reads bf, cf and cbf filters and sharded filters"
+        "redbloom: s is a key of type string, not a bf, cf or cbf filter nor a sharded filter"
     );
     assert_eq!(fails(&["inspect", &u, "nope"]), "redbloom: no key nope");
 }

@@ -9,3 +9,4 @@ mod common;
 mod inspect;
 mod load;
 mod shard_errors;
+mod snapshot;
