@@ -12,11 +12,11 @@
 //! `BENCH_ROUNDS` (default 3) rounds; each reports both sides and their ratio; the medians
 //! close the report.
 
-#[path = "../../tests/it/support/mod.rs"]
-mod support;
 #[allow(dead_code)]
 #[path = "../tests/cli/common.rs"]
 mod common;
+#[path = "../../tests/it/support/mod.rs"]
+mod support;
 
 use redbloom_client::{load, Conn, Descriptor, Family, FilterSpec};
 use std::time::Instant;
@@ -26,7 +26,10 @@ const PER_COMMAND: usize = 1000;
 const DEPTH: usize = 16;
 
 fn env(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 /// `command key items…` 1,000 items a command, 16 commands a pipeline.
@@ -52,7 +55,9 @@ fn main() {
     let rounds = env("BENCH_ROUNDS", 3);
     let n = env("LOAD_ITEMS", 10_000_000);
     let shard_n = env("SHARD_ITEMS", 1_000_000);
-    let items: Vec<Vec<u8>> = (0..n.max(shard_n)).map(|i| format!("item:{i}").into_bytes()).collect();
+    let items: Vec<Vec<u8>> = (0..n.max(shard_n))
+        .map(|i| format!("item:{i}").into_bytes())
+        .collect();
     let spec = FilterSpec {
         family: Family::Bf,
         error_rate: 0.01,
@@ -71,20 +76,31 @@ fn main() {
     for round in 0..rounds {
         let _: () = redis::cmd("FLUSHALL").query(&mut plain).unwrap();
         let t = Instant::now();
-        let _: () = redis::cmd("BF.RESERVE").arg("madd").arg(0.01).arg(n).query(&mut plain).unwrap();
+        let _: () = redis::cmd("BF.RESERVE")
+            .arg("madd")
+            .arg(0.01)
+            .arg(n)
+            .query(&mut plain)
+            .unwrap();
         pipelined(&mut plain, "BF.MADD", "madd", &items[..n]);
         let madd = n as f64 / t.elapsed().as_secs_f64();
+        // What `load::load` does, timed in its two parts: building here, shipping.
         let t = Instant::now();
-        load::load(&mut conn, "loaded", &spec, &items[..n]).unwrap();
-        let loaded = n as f64 / t.elapsed().as_secs_f64();
+        let mut built = load::Built::new(&spec, spec.capacity).unwrap();
+        built.add_all(&items[..n]).unwrap();
+        let build = t.elapsed().as_secs_f64();
+        conn.pipeline(&built.loadchunks("loaded")).unwrap();
+        let total = t.elapsed().as_secs_f64();
+        let loaded = n as f64 / total;
         let a: Vec<u8> = redis::cmd("DUMP").arg("madd").query(&mut plain).unwrap();
         let b: Vec<u8> = redis::cmd("DUMP").arg("loaded").query(&mut plain).unwrap();
         assert!(a == b, "load and MADD differ");
         ratios.push(loaded / madd);
         println!(
-            "  round {round}: BF.MADD {:.0} items/s, load {:.0} items/s, ratio {:.1}",
+            "  round {round}: BF.MADD {:.0} items/s, load {:.0} items/s (build {build:.2} s, ship {:.2} s), ratio {:.1}",
             madd,
             loaded,
+            total - build,
             loaded / madd
         );
     }
@@ -102,7 +118,12 @@ fn main() {
     println!("sharded add/exists of {shard_n} items: 12 members on 3 masters vs one key");
     for round in 0..rounds {
         let _: () = redis::cmd("FLUSHALL").query(&mut one).unwrap();
-        let _: () = redis::cmd("BF.RESERVE").arg("one").arg(0.01).arg(shard_n).query(&mut one).unwrap();
+        let _: () = redis::cmd("BF.RESERVE")
+            .arg("one")
+            .arg(0.01)
+            .arg(shard_n)
+            .query(&mut one)
+            .unwrap();
         let t = Instant::now();
         pipelined(&mut one, "BF.MADD", "one", items);
         let one_add = shard_n as f64 / t.elapsed().as_secs_f64();
@@ -111,7 +132,15 @@ fn main() {
         let one_exists = shard_n as f64 / t.elapsed().as_secs_f64();
 
         let name = format!("sharded{round}");
-        let d = Descriptor::new(&name, 12, FilterSpec { capacity: shard_n as u64, ..spec.clone() }).unwrap();
+        let d = Descriptor::new(
+            &name,
+            12,
+            FilterSpec {
+                capacity: shard_n as u64,
+                ..spec.clone()
+            },
+        )
+        .unwrap();
         d.create(&mut cconn).unwrap();
         let t = Instant::now();
         d.add(&mut cconn, items, None, &mut |_| {}).unwrap();

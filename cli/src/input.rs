@@ -65,6 +65,6 @@ mod tests {
         assert_eq!(lines(b""), Vec::<Vec<u8>>::new());
         assert_eq!(lines(b"a\nb"), vec![b"a".to_vec(), b"b".to_vec()]);
         assert_eq!(lines(b"a\r\nb\n"), vec![b"a".to_vec(), b"b".to_vec()]);
-        assert_eq!(lines(b"\n\n"), vec![Vec::new(), Vec::new()]);
+        assert_eq!(lines(b"\n\n"), vec![Vec::<u8>::new(), Vec::new()]);
     }
 }

@@ -22,11 +22,25 @@ fn report_json(r: &Report) -> Value {
 }
 
 fn print_links(r: &Report, indent: &str) {
-    let word = if r.kind.ends_with("cf") { "sub-filter" } else { "link" };
+    let word = if r.kind.ends_with("cf") {
+        "sub-filter"
+    } else {
+        "link"
+    };
     for (i, l) in r.links.iter().enumerate() {
-        let hashes = l.hashes.map(|h| format!(", hashes {h}")).unwrap_or_default();
-        let target = l.target_fp.map(|t| format!(" (target {t})")).unwrap_or_default();
-        let fill = if word == "sub-filter" { "load factor" } else { "fill ratio" };
+        let hashes = l
+            .hashes
+            .map(|h| format!(", hashes {h}"))
+            .unwrap_or_default();
+        let target = l
+            .target_fp
+            .map(|t| format!(" (target {t})"))
+            .unwrap_or_default();
+        let fill = if word == "sub-filter" {
+            "load factor"
+        } else {
+            "fill ratio"
+        };
         println!(
             "{indent}{word} {i}: capacity {}, items {}, bits {}{hashes}, {fill} {:.4}, estimated FP {:.6}{target}, memory {} bytes",
             l.capacity, l.items, l.bits, l.fill, l.estimated_fp, l.memory
@@ -48,7 +62,10 @@ fn print_text(r: &Report) {
         print_links(m, "    ");
     }
     match r.target_fp {
-        Some(t) => println!("estimated false-positive rate: {:.6} (target {t})", r.estimated_fp),
+        Some(t) => println!(
+            "estimated false-positive rate: {:.6} (target {t})",
+            r.estimated_fp
+        ),
         None => println!("estimated false-positive rate: {:.6}", r.estimated_fp),
     }
     for w in &r.warnings {

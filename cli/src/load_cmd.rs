@@ -40,9 +40,17 @@ pub fn run(args: LoadArgs, json: bool) -> Result<()> {
     let chunks = built.chunks();
     let bytes: usize = chunks.iter().map(|(_, d)| d.len()).sum();
     if json {
-        println!("{}", json!({"key": args.key, "items": items.len(), "bytes": bytes, "chunks": chunks.len()}));
+        println!(
+            "{}",
+            json!({"key": args.key, "items": items.len(), "bytes": bytes, "chunks": chunks.len()})
+        );
     } else {
-        println!("loaded {}: {} items, {bytes} bytes in {} chunks", args.key, items.len(), chunks.len());
+        println!(
+            "loaded {}: {} items, {bytes} bytes in {} chunks",
+            args.key,
+            items.len(),
+            chunks.len()
+        );
     }
     Ok(())
 }

@@ -12,7 +12,11 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "redbloom", version, about = "Sharded, bulk-loaded and local redbloom filters")]
+#[command(
+    name = "redbloom",
+    version,
+    about = "Sharded, bulk-loaded and local redbloom filters"
+)]
 struct Cli {
     /// Print results as JSON.
     #[arg(long, global = true)]

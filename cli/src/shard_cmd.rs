@@ -96,7 +96,10 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             let mut conn = Conn::open(&url)?;
             descriptor.create(&mut conn)?;
             if json {
-                println!("{}", json!({"name": name, "members": descriptor.members, "member_capacity": descriptor.member_capacity()}));
+                println!(
+                    "{}",
+                    json!({"name": name, "members": descriptor.members, "member_capacity": descriptor.member_capacity()})
+                );
             } else {
                 println!(
                     "created {name}: {shards} members of capacity {}",
@@ -115,7 +118,9 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             let mut conn = Conn::open(&url)?;
             let descriptor = Descriptor::open(&mut conn, &name)?;
             let bar = input::progress(items.len(), "add");
-            let replies = descriptor.add(&mut conn, &items, wait_replicas, &mut |n| bar.set_position(n as u64))?;
+            let replies = descriptor.add(&mut conn, &items, wait_replicas, &mut |n| {
+                bar.set_position(n as u64)
+            })?;
             bar.finish_and_clear();
             let added = replies.iter().filter(|&&r| r == 1).count();
             if json {
@@ -134,7 +139,8 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             let mut conn = Conn::open(&url)?;
             let descriptor = Descriptor::open(&mut conn, &name)?;
             let bar = input::progress(items.len(), "exists");
-            let replies = descriptor.exists(&mut conn, &items, &mut |n| bar.set_position(n as u64))?;
+            let replies =
+                descriptor.exists(&mut conn, &items, &mut |n| bar.set_position(n as u64))?;
             bar.finish_and_clear();
             print_answers(&replies, json);
         }
@@ -148,7 +154,11 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             if json {
                 println!("{}", json!({"name": name, "items": items.len()}));
             } else {
-                println!("loaded {name}: {} items into {} members", items.len(), descriptor.members.len());
+                println!(
+                    "loaded {name}: {} items into {} members",
+                    items.len(),
+                    descriptor.members.len()
+                );
             }
         }
         ShardCommand::Info { url, name } => {
@@ -169,7 +179,10 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
                     .iter()
                     .map(|m| json!({"key": m.key, "slot": m.slot, "items": m.int(items_field), "memory": m.memory}))
                     .collect();
-                println!("{}", json!({"name": name, "descriptor": fields, "items": total_items, "memory": total_memory, "members": list}));
+                println!(
+                    "{}",
+                    json!({"name": name, "descriptor": fields, "items": total_items, "memory": total_memory, "members": list})
+                );
             } else {
                 for (k, v) in descriptor.fields() {
                     if !k.starts_with("member:") {
@@ -194,7 +207,10 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             let descriptor = Descriptor::open(&mut conn, &name)?;
             descriptor.drop_all(&mut conn)?;
             if json {
-                println!("{}", json!({"dropped": name, "members": descriptor.members.len()}));
+                println!(
+                    "{}",
+                    json!({"dropped": name, "members": descriptor.members.len()})
+                );
             } else {
                 println!("dropped {name} ({} members)", descriptor.members.len());
             }

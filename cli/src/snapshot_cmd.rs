@@ -12,15 +12,24 @@ pub fn export(url: &str, key: &str, file: &Path, json: bool) -> Result<()> {
     std::fs::write(file, &bytes)
         .map_err(|e| Error::new(format!("cannot write {}: {e}", file.display())))?;
     if json {
-        println!("{}", json!({"key": key, "type": family.name(), "bytes": bytes.len()}));
+        println!(
+            "{}",
+            json!({"key": key, "type": family.name(), "bytes": bytes.len()})
+        );
     } else {
-        println!("exported {key} ({}) to {}: {} bytes", family.name(), file.display(), bytes.len());
+        println!(
+            "exported {key} ({}) to {}: {} bytes",
+            family.name(),
+            file.display(),
+            bytes.len()
+        );
     }
     Ok(())
 }
 
 pub fn check(file: &Path, items: &[String], items_file: Option<&Path>, json: bool) -> Result<()> {
-    let data = std::fs::read(file).map_err(|e| Error::new(format!("cannot read {}: {e}", file.display())))?;
+    let data = std::fs::read(file)
+        .map_err(|e| Error::new(format!("cannot read {}: {e}", file.display())))?;
     let local = snapshot::open_file(&data)?;
     let items = input::items(items, items_file, false)?;
     let answers: Vec<i64> = items.iter().map(|i| i64::from(local.contains(i))).collect();

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 enum Inner {
     Single(redis::Connection),
-    Cluster(ClusterConnection),
+    Cluster(Box<ClusterConnection>),
 }
 
 pub struct Conn {
@@ -32,11 +32,7 @@ const RESPONSE_TIMEOUT: Duration = Duration::from_secs(30);
 
 fn server_error(value: &Value) -> Option<String> {
     match value {
-        Value::ServerError(e) => Some(format!(
-            "{} {}",
-            e.code(),
-            e.details().unwrap_or_default()
-        )),
+        Value::ServerError(e) => Some(format!("{} {}", e.code(), e.details().unwrap_or_default())),
         _ => None,
     }
 }
@@ -80,7 +76,9 @@ impl Conn {
             return Ok(conn);
         }
         conn.nodes = cluster_nodes(&mut single).map_err(fail)?;
-        conn.inner = Some(Inner::Cluster(conn.connect_cluster().map_err(fail)?));
+        conn.inner = Some(Inner::Cluster(Box::new(
+            conn.connect_cluster().map_err(fail)?,
+        )));
         Ok(conn)
     }
 
@@ -118,7 +116,7 @@ impl Conn {
                     self.nodes = nodes;
                 }
             }
-            Inner::Cluster(conn)
+            Inner::Cluster(Box::new(conn))
         } else {
             let client = redis::Client::open(self.url.as_str())?;
             let conn = client.get_connection_with_timeout(CONNECT_TIMEOUT)?;
@@ -167,9 +165,16 @@ impl Conn {
                 Ok(values) => match values.iter().find_map(server_error) {
                     None => return outcome.map_err(Error::from),
                     Some(text) => {
-                        let again = ["TRYAGAIN", "CLUSTERDOWN", "LOADING", "MASTERDOWN", "MOVED", "ASK"]
-                            .iter()
-                            .any(|code| text.starts_with(code));
+                        let again = [
+                            "TRYAGAIN",
+                            "CLUSTERDOWN",
+                            "LOADING",
+                            "MASTERDOWN",
+                            "MOVED",
+                            "ASK",
+                        ]
+                        .iter()
+                        .any(|code| text.starts_with(code));
                         if !again || started.elapsed() > self.retry_for {
                             return Err(Error::new(text));
                         }

@@ -70,19 +70,25 @@ pub struct FilterSpec {
 impl FilterSpec {
     pub fn validate(&self) -> Result<()> {
         if !(self.error_rate > 0.0 && self.error_rate < 1.0) {
-            return Err(Error::new("--error-rate must be between 0 and 1 (exclusive)"));
+            return Err(Error::new(
+                "--error-rate must be between 0 and 1 (exclusive)",
+            ));
         }
         if self.capacity == 0 {
             return Err(Error::new("--capacity must be at least 1"));
         }
         if self.nonscaling && self.expansion.is_some() {
-            return Err(Error::new("--expansion and --nonscaling exclude each other"));
+            return Err(Error::new(
+                "--expansion and --nonscaling exclude each other",
+            ));
         }
         if self.blocked && self.family != Family::Bf {
             return Err(Error::new("--blocked applies to bf filters only"));
         }
         if self.family == Family::Cf && self.nonscaling {
-            return Err(Error::new("--nonscaling applies to bf and cbf filters only"));
+            return Err(Error::new(
+                "--nonscaling applies to bf and cbf filters only",
+            ));
         }
         Ok(())
     }

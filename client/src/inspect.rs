@@ -161,14 +161,32 @@ pub fn inspect_key(conn: &mut Conn, key: &str, family: Family) -> Result<Report>
         Local::Bloom(chain) => {
             let links = bloom_links(chain);
             let first = chain.links()[0].error();
-            let target = if chain.is_scaling() { first * 2.0 } else { first };
-            (links, chain.items(), chain.links()[0].entries(), Some(target))
+            let target = if chain.is_scaling() {
+                first * 2.0
+            } else {
+                first
+            };
+            (
+                links,
+                chain.items(),
+                chain.links()[0].entries(),
+                Some(target),
+            )
         }
         Local::Counting(chain) => {
             let links = counting_links(chain);
             let first = chain.links()[0].error();
-            let target = if chain.is_scaling() { first * 2.0 } else { first };
-            (links, chain.items(), chain.links()[0].entries(), Some(target))
+            let target = if chain.is_scaling() {
+                first * 2.0
+            } else {
+                first
+            };
+            (
+                links,
+                chain.items(),
+                chain.links()[0].entries(),
+                Some(target),
+            )
         }
         Local::Cuckoo(filter) => {
             let links = cuckoo_links(filter);
@@ -218,11 +236,15 @@ pub fn inspect(conn: &mut Conn, key: &str) -> Result<Report> {
                 .map(|m| inspect_key(conn, m, d.spec.family))
                 .collect::<Result<Vec<_>>>()?;
             let items = members.iter().map(|m| m.items).sum();
-            let estimated_fp = members.iter().map(|m| m.estimated_fp).sum::<f64>() / members.len() as f64;
+            let estimated_fp =
+                members.iter().map(|m| m.estimated_fp).sum::<f64>() / members.len() as f64;
             let target = (d.spec.family != Family::Cf).then_some(d.spec.error_rate);
             let mut warnings = Vec::new();
             if items > d.spec.capacity {
-                warnings.push(format!("past capacity: {items} items in a filter reserved for {}", d.spec.capacity));
+                warnings.push(format!(
+                    "past capacity: {items} items in a filter reserved for {}",
+                    d.spec.capacity
+                ));
             }
             if let Some(target) = target {
                 if estimated_fp > target {

@@ -14,8 +14,8 @@ pub use conn::Conn;
 pub use error::{Error, Result};
 pub use family::{Family, FilterSpec};
 pub use shard::Descriptor;
-pub mod load;
 pub mod inspect;
+pub mod load;
 pub mod snapshot;
 
 pub use snapshot::Snapshot;

@@ -45,7 +45,8 @@ impl Built {
                     bucket_size: CF_DEFAULT_BUCKET_SIZE,
                     max_iterations: CF_DEFAULT_MAX_ITERATIONS,
                     expansion: match spec.expansion {
-                        Some(x) => u16::try_from(x).map_err(|_| Error::new("--expansion too large for a cf filter"))?,
+                        Some(x) => u16::try_from(x)
+                            .map_err(|_| Error::new("--expansion too large for a cf filter"))?,
                         None => CF_DEFAULT_EXPANSION,
                     },
                 };
@@ -75,7 +76,10 @@ impl Built {
                         refused.is_none()
                     });
                     if let Some((at, outcome)) = refused {
-                        return Err(Error::new(format!("item {} of the input: the filter refuses it ({outcome:?})", at + 1)));
+                        return Err(Error::new(format!(
+                            "item {} of the input: the filter refuses it ({outcome:?})",
+                            at + 1
+                        )));
                     }
                 }
                 Ok(())
@@ -84,7 +88,12 @@ impl Built {
                 for (at, item) in items.iter().enumerate() {
                     filter
                         .insert(&CuckooHash::new(item), DEFAULT_MAX_FILTER_BYTES)
-                        .map_err(|e| Error::new(format!("item {} of the input: the filter refuses it ({e:?})", at + 1)))?;
+                        .map_err(|e| {
+                            Error::new(format!(
+                                "item {} of the input: the filter refuses it ({e:?})",
+                                at + 1
+                            ))
+                        })?;
                 }
                 Ok(())
             }
@@ -126,7 +135,14 @@ impl Built {
     pub fn loadchunks(&self, key: &str) -> Vec<redis::Cmd> {
         self.chunks()
             .into_iter()
-            .map(|(iter, data)| self.family().command("LOADCHUNK").arg(key).arg(iter).arg(data).clone())
+            .map(|(iter, data)| {
+                self.family()
+                    .command("LOADCHUNK")
+                    .arg(key)
+                    .arg(iter)
+                    .arg(data)
+                    .clone()
+            })
             .collect()
     }
 }

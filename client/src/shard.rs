@@ -44,6 +44,9 @@ pub fn member_key(name: &str, i: u32, shards: u32) -> String {
     format!("{{{}}}:{name}", member_tag(i, shards))
 }
 
+/// Makes one member's command of a round from the member key and its items.
+type MakeCommand<'a> = dyn Fn(&str, &mut dyn Iterator<Item = &[u8]>) -> redis::Cmd + 'a;
+
 /// A sharded filter's descriptor, as read from (or written to) its hash.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Descriptor {
@@ -60,8 +63,11 @@ fn field(map: &HashMap<String, String>, name: &str, key: &str) -> Result<String>
 
 fn number<T: std::str::FromStr>(map: &HashMap<String, String>, name: &str, key: &str) -> Result<T> {
     let text = field(map, name, key)?;
-    text.parse()
-        .map_err(|_| Error::new(format!("{name}: descriptor field '{key}' is not a number: '{text}'")))
+    text.parse().map_err(|_| {
+        Error::new(format!(
+            "{name}: descriptor field '{key}' is not a number: '{text}'"
+        ))
+    })
 }
 
 impl Descriptor {
@@ -99,7 +105,10 @@ impl Descriptor {
             ("routing".to_string(), ROUTING.to_string()),
             ("capacity".to_string(), s.capacity.to_string()),
             ("error_rate".to_string(), s.error_rate.to_string()),
-            ("member_capacity".to_string(), self.member_capacity().to_string()),
+            (
+                "member_capacity".to_string(),
+                self.member_capacity().to_string(),
+            ),
             (
                 "expansion".to_string(),
                 s.expansion.map(|x| x.to_string()).unwrap_or_default(),
@@ -128,13 +137,17 @@ impl Descriptor {
         }
         let routing = field(map, name, "routing")?;
         if routing != ROUTING {
-            return Err(Error::new(format!("{name}: unknown routing rule '{routing}'")));
+            return Err(Error::new(format!(
+                "{name}: unknown routing rule '{routing}'"
+            )));
         }
         let family = Family::parse(&field(map, name, "family")?)
             .map_err(|e| Error::new(format!("{name}: {e}")))?;
         let shards: u32 = number(map, name, "shards")?;
         if !(1..=MAX_SHARDS).contains(&shards) {
-            return Err(Error::new(format!("{name}: descriptor has {shards} shards")));
+            return Err(Error::new(format!(
+                "{name}: descriptor has {shards} shards"
+            )));
         }
         let expansion = field(map, name, "expansion")?;
         let spec = FilterSpec {
@@ -165,7 +178,11 @@ impl Descriptor {
         let kind: String = conn.query(redis::cmd("TYPE").arg(name))?;
         match kind.as_str() {
             "hash" => {}
-            "none" => return Err(Error::new(format!("no sharded filter {name} (no such key)"))),
+            "none" => {
+                return Err(Error::new(format!(
+                    "no sharded filter {name} (no such key)"
+                )))
+            }
             other => {
                 return Err(Error::new(format!(
                     "{name} is not a sharded filter descriptor (a key of type {other})"
@@ -189,7 +206,10 @@ impl Descriptor {
         for (member, kind) in self.members.iter().zip(kinds) {
             let kind = String::from_redis_value(kind)?;
             if kind == "none" {
-                return Err(Error::new(format!("{}: member {member} is missing", self.name)));
+                return Err(Error::new(format!(
+                    "{}: member {member} is missing",
+                    self.name
+                )));
             }
             if !expected.contains(&kind.as_str()) {
                 return Err(Error::new(format!(
@@ -208,7 +228,10 @@ impl Descriptor {
     pub fn create(&self, conn: &mut Conn) -> Result<()> {
         let mut keys = vec![self.name.clone()];
         keys.extend(self.members.iter().cloned());
-        let cmds: Vec<redis::Cmd> = keys.iter().map(|k| redis::cmd("EXISTS").arg(k).clone()).collect();
+        let cmds: Vec<redis::Cmd> = keys
+            .iter()
+            .map(|k| redis::cmd("EXISTS").arg(k).clone())
+            .collect();
         for (key, exists) in keys.iter().zip(conn.pipeline(&cmds)?) {
             if i64::from_redis_value(exists)? != 0 {
                 return Err(Error::new(format!("{key} already exists")));
@@ -234,7 +257,11 @@ impl Descriptor {
     }
 
     fn delete_members(&self, conn: &mut Conn) -> Result<()> {
-        let dels: Vec<redis::Cmd> = self.members.iter().map(|m| redis::cmd("DEL").arg(m).clone()).collect();
+        let dels: Vec<redis::Cmd> = self
+            .members
+            .iter()
+            .map(|m| redis::cmd("DEL").arg(m).clone())
+            .collect();
         conn.pipeline(&dels).map(|_| ())
     }
 
@@ -262,7 +289,7 @@ impl Descriptor {
         items: &[Vec<u8>],
         durable: Option<u32>,
         progress: &mut dyn FnMut(usize),
-        make: &dyn Fn(&str, &mut dyn Iterator<Item = &[u8]>) -> redis::Cmd,
+        make: &MakeCommand<'_>,
     ) -> Result<Vec<i64>> {
         let mut out = vec![0i64; items.len()];
         for (round_no, round) in items.chunks(ITEMS_PER_ROUND).enumerate() {
@@ -287,10 +314,16 @@ impl Descriptor {
             };
             for (span, reply) in spans.iter().zip(replies) {
                 let Value::Array(values) = reply else {
-                    return Err(Error::new(format!("{}: unexpected reply {reply:?}", self.name)));
+                    return Err(Error::new(format!(
+                        "{}: unexpected reply {reply:?}",
+                        self.name
+                    )));
                 };
                 if values.len() != span.len() {
-                    return Err(Error::new(format!("{}: reply of the wrong length", self.name)));
+                    return Err(Error::new(format!(
+                        "{}: reply of the wrong length",
+                        self.name
+                    )));
                 }
                 for (&at, value) in span.iter().zip(values) {
                     out[at] = match value {
@@ -305,7 +338,10 @@ impl Descriptor {
                             )))
                         }
                         other => {
-                            return Err(Error::new(format!("{}: unexpected reply {other:?}", self.name)))
+                            return Err(Error::new(format!(
+                                "{}: unexpected reply {other:?}",
+                                self.name
+                            )))
                         }
                     };
                 }
@@ -326,13 +362,22 @@ impl Descriptor {
         progress: &mut dyn FnMut(usize),
     ) -> Result<Vec<i64>> {
         let spec = self.spec.clone();
-        self.per_item(conn, items, durable, progress, &|key, iter| spec.insert(key, iter))
+        self.per_item(conn, items, durable, progress, &|key, iter| {
+            spec.insert(key, iter)
+        })
     }
 
     /// Answers `items`: 1 maybe present, 0 absent, in order.
-    pub fn exists(&self, conn: &mut Conn, items: &[Vec<u8>], progress: &mut dyn FnMut(usize)) -> Result<Vec<i64>> {
+    pub fn exists(
+        &self,
+        conn: &mut Conn,
+        items: &[Vec<u8>],
+        progress: &mut dyn FnMut(usize),
+    ) -> Result<Vec<i64>> {
         let family = self.spec.family;
-        self.per_item(conn, items, None, progress, &|key, iter| mexists(family, key, iter))
+        self.per_item(conn, items, None, progress, &|key, iter| {
+            mexists(family, key, iter)
+        })
     }
 
     /// Bulk-loads `items` into the (empty) members: each member is built here from its
@@ -355,9 +400,9 @@ impl Descriptor {
         for (m, group) in self.group(items).into_iter().enumerate() {
             let mut built = crate::load::Built::new(&self.spec, self.member_capacity())?;
             let share: Vec<Vec<u8>> = group.iter().map(|&i| items[i].clone()).collect();
-            built
-                .add_all(&share)
-                .map_err(|e| Error::new(format!("{}: member {}: {e}", self.name, self.members[m])))?;
+            built.add_all(&share).map_err(|e| {
+                Error::new(format!("{}: member {}: {e}", self.name, self.members[m]))
+            })?;
             cmds.push(redis::cmd("DEL").arg(&self.members[m]).clone());
             cmds.extend(built.loadchunks(&self.members[m]));
         }
@@ -396,7 +441,10 @@ pub struct MemberInfo {
 impl MemberInfo {
     /// An integer field of the INFO reply by name (e.g. "Number of items inserted").
     pub fn int(&self, name: &str) -> Option<i64> {
-        self.info.iter().find(|(k, _)| k == name).and_then(|(_, v)| v.parse().ok())
+        self.info
+            .iter()
+            .find(|(k, _)| k == name)
+            .and_then(|(_, v)| v.parse().ok())
     }
 }
 
@@ -409,7 +457,11 @@ pub fn info_pairs(value: &Value) -> Vec<(String, String)> {
         other => String::from_redis_value(other.clone()).unwrap_or_default(),
     };
     match value {
-        Value::Array(items) => items.chunks(2).filter(|p| p.len() == 2).map(|p| (text(&p[0]), text(&p[1]))).collect(),
+        Value::Array(items) => items
+            .chunks(2)
+            .filter(|p| p.len() == 2)
+            .map(|p| (text(&p[0]), text(&p[1])))
+            .collect(),
         Value::Map(pairs) => pairs.iter().map(|(k, v)| (text(k), text(v))).collect(),
         _ => Vec::new(),
     }
@@ -421,19 +473,44 @@ mod tests {
 
     #[test]
     fn routing_vectors() {
-        // The vectors of docs/sharding.md.
-        let cases: [(&[u8], u32, u64); 4] = [
-            (b"", 12, 0x2d06800538d394c2),
-            (b"a", 12, 0xe6c632b61e964e1f),
-            (b"user:1000", 12, 0),
-            (b"hello world", 7, 0),
+        // The vectors of docs/sharding.md: (item, XXH3-64, member of 12, member of 3).
+        let cases: [(&str, u64, u32, u32); 5] = [
+            ("", 0x2d06800538d394c2, 10, 1),
+            ("a", 0xe6c632b61e964e1f, 7, 1),
+            ("user:1000", 0xfb6841b2068c0c9f, 3, 0),
+            ("hello world", 0xd447b1ea40e6988b, 7, 1),
+            ("\u{1F980}", 0x38256e7e50056328, 4, 1),
         ];
-        for (item, shards, hash) in cases {
-            let h = xxhash_rust::xxh3::xxh3_64(item);
-            if hash != 0 {
-                assert_eq!(h, hash, "{item:?}");
-            }
-            assert_eq!(route(item, shards) as u64, h % u64::from(shards));
+        for (item, hash, of12, of3) in cases {
+            assert_eq!(
+                xxhash_rust::xxh3::xxh3_64(item.as_bytes()),
+                hash,
+                "{item:?}"
+            );
+            assert_eq!(route(item.as_bytes(), 12), of12, "{item:?}");
+            assert_eq!(route(item.as_bytes(), 3), of3, "{item:?}");
+        }
+    }
+
+    #[test]
+    fn member_names_of_docs() {
+        let expected = [
+            ("{s0.10}:users", 653),
+            ("{s1.3}:users", 2277),
+            ("{s2.12}:users", 4007),
+            ("{s3.54}:users", 5393),
+            ("{s4.11}:users", 6237),
+            ("{s5.12}:users", 7818),
+            ("{s6.10}:users", 9492),
+            ("{s7.2}:users", 10852),
+            ("{s8.52}:users", 11208),
+            ("{s9.2}:users", 12645),
+            ("{s10.23}:users", 14634),
+            ("{s11.19}:users", 15239),
+        ];
+        for (i, (key, slot)) in expected.iter().enumerate() {
+            assert_eq!(member_key("users", i as u32, 12), *key);
+            assert_eq!(key_slot(key.as_bytes()), *slot);
         }
     }
 
@@ -443,10 +520,16 @@ mod tests {
             for i in 0..shards {
                 let key = member_key("users", i, shards);
                 let slot = u32::from(key_slot(key.as_bytes()));
-                assert!(slot >= 16384 * i / shards && slot < 16384 * (i + 1) / shards, "{key}");
+                assert!(
+                    slot >= 16384 * i / shards && slot < 16384 * (i + 1) / shards,
+                    "{key}"
+                );
             }
         }
-        assert_eq!(key_slot(member_key("{x}y", 3, 12).as_bytes()), key_slot(member_key("z", 3, 12).as_bytes()));
+        assert_eq!(
+            key_slot(member_key("{x}y", 3, 12).as_bytes()),
+            key_slot(member_key("z", 3, 12).as_bytes())
+        );
     }
 
     #[test]
@@ -471,7 +554,10 @@ mod tests {
         );
         let mut missing = map.clone();
         missing.remove("member:11");
-        assert_eq!(Descriptor::parse("f", &missing).unwrap_err().0, "f: descriptor has no field 'member:11'");
+        assert_eq!(
+            Descriptor::parse("f", &missing).unwrap_err().0,
+            "f: descriptor has no field 'member:11'"
+        );
         assert!(Descriptor::parse("f", &HashMap::new()).is_err());
         assert!(Descriptor::new("f", 0, d.spec.clone()).is_err());
         assert!(Descriptor::new("f", 1025, d.spec.clone()).is_err());

@@ -82,7 +82,8 @@ impl Local {
                 let mut chain = bloom_dump::chain_from_header(header, DEFAULT_MAX_FILTER_BYTES)
                     .map_err(|e| err(format!("{e:?}")))?;
                 for (iter, data) in rest {
-                    bloom_dump::load_chunk(&mut chain, *iter, data).map_err(|e| err(format!("{e:?}")))?;
+                    bloom_dump::load_chunk(&mut chain, *iter, data)
+                        .map_err(|e| err(format!("{e:?}")))?;
                 }
                 Local::Bloom(chain)
             }
@@ -90,7 +91,8 @@ impl Local {
                 let mut filter = cuckoo_dump::filter_from_header(header, DEFAULT_MAX_FILTER_BYTES)
                     .map_err(|e| err(format!("{e:?}")))?;
                 for (iter, data) in rest {
-                    cuckoo_dump::load_chunk(&mut filter, *iter, data).map_err(|e| err(format!("{e:?}")))?;
+                    cuckoo_dump::load_chunk(&mut filter, *iter, data)
+                        .map_err(|e| err(format!("{e:?}")))?;
                 }
                 Local::Cuckoo(filter)
             }
@@ -98,7 +100,8 @@ impl Local {
                 let mut chain = counting_dump::chain_from_header(header, DEFAULT_MAX_FILTER_BYTES)
                     .map_err(|e| err(format!("{e:?}")))?;
                 for (iter, data) in rest {
-                    counting_dump::load_chunk(&mut chain, *iter, data).map_err(|e| err(format!("{e:?}")))?;
+                    counting_dump::load_chunk(&mut chain, *iter, data)
+                        .map_err(|e| err(format!("{e:?}")))?;
                 }
                 Local::Counting(chain)
             }
@@ -125,7 +128,9 @@ pub fn download(conn: &mut Conn, family: Family, key: &str) -> Result<Local> {
 /// The family of a filter key (not a sharded filter: its members are separate keys).
 fn filter_family(conn: &mut Conn, key: &str) -> Result<Family> {
     key_family(conn, key)?.ok_or_else(|| {
-        Error::new(format!("{key} is a hash; snapshots are of bf, cf and cbf filter keys"))
+        Error::new(format!(
+            "{key} is a hash; snapshots are of bf, cf and cbf filter keys"
+        ))
     })
 }
 
@@ -168,7 +173,8 @@ impl Snapshot {
     /// returns whether it did.
     pub fn refresh(&mut self, conn: &mut Conn) -> Result<bool> {
         if self.family != Family::Cbf {
-            let reply: Vec<Value> = conn.query(self.family.command("SCANDUMP").arg(&self.key).arg(0))?;
+            let reply: Vec<Value> =
+                conn.query(self.family.command("SCANDUMP").arg(&self.key).arg(0))?;
             let header = match reply.get(1) {
                 Some(Value::Nil) | None => Vec::new(),
                 Some(v) => Vec::<u8>::from_redis_value(v.clone())?,
@@ -199,7 +205,11 @@ pub fn encode(family: Family, chunks: &[(i64, Vec<u8>)]) -> Vec<u8> {
 /// an error.
 pub fn decode(file: &[u8]) -> Result<(Family, Chunks)> {
     let bad = |what: &str| Error::new(format!("not a redbloom snapshot file ({what})"));
-    let newline = file.iter().take(64).position(|&b| b == b'\n').ok_or_else(|| bad("no header line"))?;
+    let newline = file
+        .iter()
+        .take(64)
+        .position(|&b| b == b'\n')
+        .ok_or_else(|| bad("no header line"))?;
     let line = std::str::from_utf8(&file[..newline]).map_err(|_| bad("header line"))?;
     let words: Vec<&str> = line.split(' ').collect();
     if words.len() != 3 || words[0] != MAGIC {
@@ -277,6 +287,9 @@ mod tests {
         // A header the core refuses is an error too.
         let bogus = encode(Family::Bf, &[(1, vec![0xff; 40])]);
         assert!(open_file(&bogus).is_err());
-        assert!(matches!(open_file(&encode(Family::Cf, &[])).unwrap(), Local::EmptyCuckoo));
+        assert!(matches!(
+            open_file(&encode(Family::Cf, &[])).unwrap(),
+            Local::EmptyCuckoo
+        ));
     }
 }

@@ -75,7 +75,9 @@ impl Cluster {
             "--cluster-node-timeout",
             "1500",
         ];
-        let nodes: Vec<Server> = (0..3 * (1 + replicas)).map(|_| Server::start_with(&args)).collect();
+        let nodes: Vec<Server> = (0..3 * (1 + replicas))
+            .map(|_| Server::start_with(&args))
+            .collect();
         let mut create = Command::new(cli_binary());
         create.arg("--cluster").arg("create");
         for node in &nodes {
@@ -103,7 +105,13 @@ impl Cluster {
             .map(|line| {
                 let f: Vec<&str> = line.split(' ').collect();
                 let port = f[1].split(['@', ':']).nth(1).unwrap().parse().unwrap();
-                (f[0].to_string(), port, f[2].to_string(), f[3].to_string(), f[8..].join(" "))
+                (
+                    f[0].to_string(),
+                    port,
+                    f[2].to_string(),
+                    f[3].to_string(),
+                    f[8..].join(" "),
+                )
             })
             .collect()
     }
@@ -126,7 +134,10 @@ impl Cluster {
     pub fn wait_stable(&self, skip: &[u16]) {
         for node in self.nodes.iter().filter(|n| !skip.contains(&n.port)) {
             wait_until("cluster_state:ok", || {
-                node.raw().call(&["CLUSTER", "INFO"]).text().contains("cluster_state:ok")
+                node.raw()
+                    .call(&["CLUSTER", "INFO"])
+                    .text()
+                    .contains("cluster_state:ok")
             });
         }
         wait_until("three masters", || self.masters(skip).len() == 3);

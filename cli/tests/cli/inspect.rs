@@ -54,7 +54,10 @@ fn estimates_match_measured_rates() {
     assert_eq!(link["hashes"], 8);
     assert_eq!(r["target_fp"], 0.01);
     assert_eq!(r["warnings"], serde_json::json!([]));
-    close(r["estimated_fp"].as_f64().unwrap(), measured_fp(&mut conn, "BF.MEXISTS", "bf"));
+    close(
+        r["estimated_fp"].as_f64().unwrap(),
+        measured_fp(&mut conn, "BF.MEXISTS", "bf"),
+    );
     let text = ok(&["inspect", &u, "bf"]);
     assert!(text.starts_with("bf: bf, "), "{text}");
     assert!(text.contains("  link 0: capacity 10000, items "), "{text}");
@@ -64,8 +67,14 @@ fn estimates_match_measured_rates() {
     let r = inspect(&u, "grown");
     assert_eq!(r["links"].as_array().unwrap().len(), 2);
     let warnings = r["warnings"].as_array().unwrap();
-    assert!(warnings[0].as_str().unwrap().starts_with("past capacity: "), "{warnings:?}");
-    close(r["estimated_fp"].as_f64().unwrap(), measured_fp(&mut conn, "BF.MEXISTS", "grown"));
+    assert!(
+        warnings[0].as_str().unwrap().starts_with("past capacity: "),
+        "{warnings:?}"
+    );
+    close(
+        r["estimated_fp"].as_f64().unwrap(),
+        measured_fp(&mut conn, "BF.MEXISTS", "grown"),
+    );
 
     // Cuckoo: the load factor per sub-filter.
     conn.call(&["CF.RESERVE", "cf", "10000"]);
@@ -78,7 +87,10 @@ fn estimates_match_measured_rates() {
     let sub = &r["links"][0];
     assert_eq!(sub["items"], 9000);
     assert_eq!(sub["capacity"], 16384);
-    close(r["estimated_fp"].as_f64().unwrap(), measured_fp(&mut conn, "CF.MEXISTS", "cf"));
+    close(
+        r["estimated_fp"].as_f64().unwrap(),
+        measured_fp(&mut conn, "CF.MEXISTS", "cf"),
+    );
     assert!(ok(&["inspect", &u, "cf"]).contains("sub-filter 0: capacity 16384, items 9000"));
 
     // A filter whose bits are all set: every absent item answers 1.
@@ -88,7 +100,12 @@ fn estimates_match_measured_rates() {
     let header = dump[0].1.clone().unwrap();
     let len = dump[1].1.as_ref().unwrap().len();
     conn.call(&[b"BF.LOADCHUNK".as_slice(), b"full", b"1", &header]);
-    conn.call(&[b"BF.LOADCHUNK".as_slice(), b"full", dump[1].0.to_string().as_bytes(), &vec![0xff; len]]);
+    conn.call(&[
+        b"BF.LOADCHUNK".as_slice(),
+        b"full",
+        dump[1].0.to_string().as_bytes(),
+        &vec![0xff; len],
+    ]);
     let r = inspect(&u, "full");
     assert_eq!(r["estimated_fp"], 1.0);
     assert_eq!(
@@ -102,7 +119,10 @@ fn estimates_match_measured_rates() {
     fill(&mut conn, "CBF.MADD", "cbf", 10_000);
     let r = inspect(&u, "cbf");
     assert_eq!(r["type"], "cbf");
-    close(r["estimated_fp"].as_f64().unwrap(), measured_fp(&mut conn, "CBF.MEXISTS", "cbf"));
+    close(
+        r["estimated_fp"].as_f64().unwrap(),
+        measured_fp(&mut conn, "CBF.MEXISTS", "cbf"),
+    );
 
     conn.call(&["SET", "s", "x"]);
     assert_eq!(

@@ -5,13 +5,29 @@ use crate::common::{fails, ok, url};
 use crate::support::{Reply, Server};
 
 fn create(u: &str, name: &str) {
-    ok(&["shard", "create", u, name, "--shards", "4", "--error-rate", "0.01", "--capacity", "1000"]);
+    ok(&[
+        "shard",
+        "create",
+        u,
+        name,
+        "--shards",
+        "4",
+        "--error-rate",
+        "0.01",
+        "--capacity",
+        "1000",
+    ]);
 }
 
 /// Every key and its type, to compare before and after a refused command.
 fn snapshot(server: &Server) -> Vec<(String, Vec<u8>)> {
     let mut conn = server.raw();
-    let mut keys: Vec<String> = conn.call(&["KEYS", "*"]).array().iter().map(Reply::text).collect();
+    let mut keys: Vec<String> = conn
+        .call(&["KEYS", "*"])
+        .array()
+        .iter()
+        .map(Reply::text)
+        .collect();
     keys.sort();
     keys.into_iter()
         .map(|k| {
@@ -25,20 +41,55 @@ fn snapshot(server: &Server) -> Vec<(String, Vec<u8>)> {
 fn one_server_holds_every_member() {
     let server = Server::start();
     let u = url(&server);
-    let out = ok(&["--json", "shard", "create", &u, "f", "--shards", "4", "--error-rate", "0.01", "--capacity", "1000"]);
+    let out = ok(&[
+        "--json",
+        "shard",
+        "create",
+        &u,
+        "f",
+        "--shards",
+        "4",
+        "--error-rate",
+        "0.01",
+        "--capacity",
+        "1000",
+    ]);
     let created: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(created["member_capacity"], 250);
-    let members: Vec<String> = created["members"].as_array().unwrap().iter().map(|m| m.as_str().unwrap().to_string()).collect();
-    assert_eq!(members, ["{s0.0}:f", "{s1.2}:f", "{s2.0}:f", "{s3.2}:f"].map(String::from));
+    let members: Vec<String> = created["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        members,
+        ["{s0.0}:f", "{s1.2}:f", "{s2.0}:f", "{s3.2}:f"].map(String::from)
+    );
     let mut conn = server.raw();
     for m in &members {
-        assert_eq!(conn.call(&["BF.INFO", m, "CAPACITY"]), Reply::Array(Some(vec![Reply::Int(250)])));
+        assert_eq!(
+            conn.call(&["BF.INFO", m, "CAPACITY"]),
+            Reply::Array(Some(vec![Reply::Int(250)]))
+        );
     }
-    assert_eq!(conn.call(&["HGET", "f", "routing"]), Reply::bulk("xxh3_64(item) mod shards"));
+    assert_eq!(
+        conn.call(&["HGET", "f", "routing"]),
+        Reply::bulk("xxh3_64(item) mod shards")
+    );
 
-    assert_eq!(ok(&["shard", "add", &u, "f", "a", "b", "c", "a"]), "4 items, 3 newly added\n");
-    assert_eq!(ok(&["shard", "exists", &u, "f", "a", "zz", "c"]), "1\n0\n1\n");
-    assert_eq!(ok(&["--json", "shard", "exists", &u, "f", "b", "zz"]), "[1,0]\n");
+    assert_eq!(
+        ok(&["shard", "add", &u, "f", "a", "b", "c", "a"]),
+        "4 items, 3 newly added\n"
+    );
+    assert_eq!(
+        ok(&["shard", "exists", &u, "f", "a", "zz", "c"]),
+        "1\n0\n1\n"
+    );
+    assert_eq!(
+        ok(&["--json", "shard", "exists", &u, "f", "b", "zz"]),
+        "[1,0]\n"
+    );
     // Each item went to the member the rule names.
     for item in ["a", "b", "c"] {
         let m = &members[redbloom_client::shard::route(item.as_bytes(), 4) as usize];
@@ -70,7 +121,18 @@ fn bad_input_is_refused_and_changes_nothing() {
         "redbloom: plain is not a sharded filter descriptor (a key of type string)"
     );
     assert_eq!(
-        fails(&["shard", "create", &u, "plain", "--shards", "2", "--error-rate", "0.01", "--capacity", "10"]),
+        fails(&[
+            "shard",
+            "create",
+            &u,
+            "plain",
+            "--shards",
+            "2",
+            "--error-rate",
+            "0.01",
+            "--capacity",
+            "10"
+        ]),
         "redbloom: plain already exists"
     );
     conn.call(&["HSET", "h", "a", "b"]);
@@ -79,7 +141,10 @@ fn bad_input_is_refused_and_changes_nothing() {
         "redbloom: h is not a sharded filter descriptor (no format field 'redbloom-sharded-filter')"
     );
     conn.call(&["DEL", "h"]);
-    assert_eq!(fails(&["shard", "info", &u, "nothing"]), "redbloom: no sharded filter nothing (no such key)");
+    assert_eq!(
+        fails(&["shard", "info", &u, "nothing"]),
+        "redbloom: no sharded filter nothing (no such key)"
+    );
     assert_eq!(snapshot(&server), before);
 
     // A descriptor of another version.
@@ -88,7 +153,10 @@ fn bad_input_is_refused_and_changes_nothing() {
         fails(&["shard", "add", &u, "f", "a"]),
         "redbloom: f: sharded filter layout version 2; this redbloom reads version 1"
     );
-    assert_eq!(fails(&["shard", "drop", &u, "f"]), "redbloom: f: sharded filter layout version 2; this redbloom reads version 1");
+    assert_eq!(
+        fails(&["shard", "drop", &u, "f"]),
+        "redbloom: f: sharded filter layout version 2; this redbloom reads version 1"
+    );
     conn.call(&["HSET", "f", "version", "1"]);
     assert_eq!(snapshot(&server), before);
 
@@ -97,8 +165,14 @@ fn bad_input_is_refused_and_changes_nothing() {
     let dump = conn.call(&["DUMP", &member]).bytes();
     conn.call(&["DEL", &member]);
     let missing = snapshot(&server);
-    assert_eq!(fails(&["shard", "add", &u, "f", "a", "b", "c"]), format!("redbloom: f: member {member} is missing"));
-    assert_eq!(fails(&["shard", "exists", &u, "f", "a"]), format!("redbloom: f: member {member} is missing"));
+    assert_eq!(
+        fails(&["shard", "add", &u, "f", "a", "b", "c"]),
+        format!("redbloom: f: member {member} is missing")
+    );
+    assert_eq!(
+        fails(&["shard", "exists", &u, "f", "a"]),
+        format!("redbloom: f: member {member} is missing")
+    );
     assert_eq!(snapshot(&server), missing);
     conn.call(&["CF.RESERVE", &member, "100"]);
     let wrong = snapshot(&server);
@@ -113,22 +187,66 @@ fn bad_input_is_refused_and_changes_nothing() {
 
     // Members in the way of a new filter.
     assert_eq!(
-        fails(&["shard", "create", &u, "f", "--shards", "4", "--error-rate", "0.01", "--capacity", "1000"]),
+        fails(&[
+            "shard",
+            "create",
+            &u,
+            "f",
+            "--shards",
+            "4",
+            "--error-rate",
+            "0.01",
+            "--capacity",
+            "1000"
+        ]),
         "redbloom: f already exists"
     );
     conn.call(&["SET", "{s1.2}:g", "x"]);
     let before = snapshot(&server);
     assert_eq!(
-        fails(&["shard", "create", &u, "g", "--shards", "4", "--error-rate", "0.01", "--capacity", "1000"]),
+        fails(&[
+            "shard",
+            "create",
+            &u,
+            "g",
+            "--shards",
+            "4",
+            "--error-rate",
+            "0.01",
+            "--capacity",
+            "1000"
+        ]),
         "redbloom: {s1.2}:g already exists"
     );
     // Arguments the servers would refuse.
     assert_eq!(
-        fails(&["shard", "create", &u, "g2", "--shards", "0", "--error-rate", "0.01", "--capacity", "1000"]),
+        fails(&[
+            "shard",
+            "create",
+            &u,
+            "g2",
+            "--shards",
+            "0",
+            "--error-rate",
+            "0.01",
+            "--capacity",
+            "1000"
+        ]),
         "redbloom: --shards must be 1 to 1024"
     );
     assert_eq!(
-        fails(&["shard", "create", &u, "g2", "--shards", "2", "--error-rate", "1.5", "--capacity", "1000"]),
+        fails(&[
+            "shard",
+            "create",
+            &u,
+            "g2",
+            "--shards",
+            "2",
+            "--error-rate",
+            "1.5",
+            "--capacity",
+            "1000"
+        ]),
         "redbloom: --error-rate must be between 0 and 1 (exclusive)"
     );
     assert_eq!(snapshot(&server), before);
@@ -137,5 +255,8 @@ fn bad_input_is_refused_and_changes_nothing() {
     let port = crate::support::server::free_port();
     let dead = format!("redis://127.0.0.1:{port}/");
     let line = fails(&["shard", "add", &dead, "f", "a"]);
-    assert!(line.starts_with(&format!("redbloom: cannot connect to {dead}: ")), "{line}");
+    assert!(
+        line.starts_with(&format!("redbloom: cannot connect to {dead}: ")),
+        "{line}"
+    );
 }

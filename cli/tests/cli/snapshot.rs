@@ -25,10 +25,18 @@ fn export_and_check_answer_like_the_server() {
     conn.call(&["CF.DEL", "cf", "in:7"]);
     conn.call(&["CBF.DEL", "cbf", "in:7"]);
     conn.call(&["CF.RESERVE", "empty", "100"]);
-    let probes: Vec<String> = (0..5000).map(|i| format!("in:{i}")).chain((0..5000).map(|i| format!("out:{i}"))).collect();
+    let probes: Vec<String> = (0..5000)
+        .map(|i| format!("in:{i}"))
+        .chain((0..5000).map(|i| format!("out:{i}")))
+        .collect();
     let probe_file = dir.0.join("probes.txt");
     write_items(&probe_file, probes.iter().cloned());
-    for (key, exists) in [("bf", "BF.MEXISTS"), ("cf", "CF.MEXISTS"), ("cbf", "CBF.MEXISTS"), ("empty", "CF.MEXISTS")] {
+    for (key, exists) in [
+        ("bf", "BF.MEXISTS"),
+        ("cf", "CF.MEXISTS"),
+        ("cbf", "CBF.MEXISTS"),
+        ("empty", "CF.MEXISTS"),
+    ] {
         let file = dir.0.join(format!("{key}.snap"));
         let out = ok(&["export", &u, key, file.to_str().unwrap()]);
         assert!(out.starts_with(&format!("exported {key} (")), "{out}");
@@ -41,15 +49,36 @@ fn export_and_check_answer_like_the_server() {
             cmd.extend(part.iter().cloned());
             server_answers.extend(conn.call(&cmd).ints());
         }
-        let local: Vec<i64> = ok(&["check", file.to_str().unwrap(), "--items-file", probe_file.to_str().unwrap()])
-            .lines()
-            .map(|l| l.parse().unwrap())
-            .collect();
+        let local: Vec<i64> = ok(&[
+            "check",
+            file.to_str().unwrap(),
+            "--items-file",
+            probe_file.to_str().unwrap(),
+        ])
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
         assert_eq!(local, server_answers, "{key}");
         assert!(local.contains(&0));
     }
-    assert_eq!(ok(&["check", dir.0.join("bf.snap").to_str().unwrap(), "in:1", "nope:1"]), "1\n0\n");
-    assert_eq!(ok(&["--json", "check", dir.0.join("bf.snap").to_str().unwrap(), "in:1"]), "[1]\n");
+    assert_eq!(
+        ok(&[
+            "check",
+            dir.0.join("bf.snap").to_str().unwrap(),
+            "in:1",
+            "nope:1"
+        ]),
+        "1\n0\n"
+    );
+    assert_eq!(
+        ok(&[
+            "--json",
+            "check",
+            dir.0.join("bf.snap").to_str().unwrap(),
+            "in:1"
+        ]),
+        "[1]\n"
+    );
 
     // Refusals.
     conn.call(&["SET", "s", "x"]);
@@ -60,11 +89,17 @@ fn export_and_check_answer_like_the_server() {
     );
     assert!(!f.exists());
     std::fs::write(&f, b"hello\n").unwrap();
-    assert_eq!(fails(&["check", f.to_str().unwrap(), "a"]), "redbloom: not a redbloom snapshot file (header line)");
+    assert_eq!(
+        fails(&["check", f.to_str().unwrap(), "a"]),
+        "redbloom: not a redbloom snapshot file (header line)"
+    );
     let mut cut = std::fs::read(dir.0.join("bf.snap")).unwrap();
     cut.truncate(cut.len() - 20);
     std::fs::write(&f, &cut).unwrap();
-    assert_eq!(fails(&["check", f.to_str().unwrap(), "a"]), "redbloom: not a redbloom snapshot file (truncated)");
+    assert_eq!(
+        fails(&["check", f.to_str().unwrap(), "a"]),
+        "redbloom: not a redbloom snapshot file (truncated)"
+    );
 }
 
 #[test]
@@ -95,6 +130,9 @@ fn snapshot_refreshes_only_after_a_change() {
 
     raw.call(&["CBF.ADD", "cbf", "a"]);
     let mut snap = Snapshot::fetch(&mut conn, "cbf").unwrap();
-    assert!(snap.refresh(&mut conn).unwrap(), "a counting filter is always downloaded again");
+    assert!(
+        snap.refresh(&mut conn).unwrap(),
+        "a counting filter is always downloaded again"
+    );
     assert!(snap.contains(b"a"));
 }
