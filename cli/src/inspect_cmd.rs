@@ -41,7 +41,7 @@ fn print_links(r: &Report, indent: &str) {
         } else {
             "fill ratio"
         };
-        println!(
+        say!(
             "{indent}{word} {i}: capacity {}, items {}, bits {}{hashes}, {fill} {:.4}, estimated FP {:.6}{target}, memory {} bytes",
             l.capacity, l.items, l.bits, l.fill, l.estimated_fp, l.memory
         );
@@ -49,27 +49,34 @@ fn print_links(r: &Report, indent: &str) {
 }
 
 fn print_text(r: &Report) {
-    println!(
+    say!(
         "{}: {}, {} items, capacity {}, memory {} bytes",
-        r.key, r.kind, r.items, r.capacity, r.memory
+        r.key,
+        r.kind,
+        r.items,
+        r.capacity,
+        r.memory
     );
     print_links(r, "  ");
     for m in &r.members {
-        println!(
+        say!(
             "  member {}: {} items, estimated FP {:.6}, memory {} bytes",
-            m.key, m.items, m.estimated_fp, m.memory
+            m.key,
+            m.items,
+            m.estimated_fp,
+            m.memory
         );
         print_links(m, "    ");
     }
     match r.target_fp {
-        Some(t) => println!(
+        Some(t) => say!(
             "estimated false-positive rate: {:.6} (target {t})",
             r.estimated_fp
         ),
-        None => println!("estimated false-positive rate: {:.6}", r.estimated_fp),
+        None => say!("estimated false-positive rate: {:.6}", r.estimated_fp),
     }
     for w in &r.warnings {
-        println!("warning: {w}");
+        say!("warning: {w}");
     }
 }
 
@@ -77,7 +84,7 @@ pub fn run(url: &str, key: &str, json: bool) -> Result<()> {
     let mut conn = Conn::open(url)?;
     let report = inspect(&mut conn, key)?;
     if json {
-        println!("{}", report_json(&report));
+        say!("{}", report_json(&report));
     } else {
         print_text(&report);
     }

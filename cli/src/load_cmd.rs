@@ -40,12 +40,12 @@ pub fn run(args: LoadArgs, json: bool) -> Result<()> {
     let chunks = built.chunks();
     let bytes: usize = chunks.iter().map(|(_, d)| d.len()).sum();
     if json {
-        println!(
+        say!(
             "{}",
             json!({"key": args.key, "items": items.len(), "bytes": bytes, "chunks": chunks.len()})
         );
     } else {
-        println!(
+        say!(
             "loaded {}: {} items, {bytes} bytes in {} chunks",
             args.key,
             items.len(),

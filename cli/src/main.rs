@@ -2,13 +2,22 @@
 //! local snapshots of redbloom / RedisBloom filters. Errors are one line on standard error
 //! and exit code 1; `--json` prints results as JSON on standard output.
 
+use clap::{Parser, Subcommand};
+
+/// `println!` that does not panic when standard output is closed (e.g. piped into `head`):
+/// the output is then dropped.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
 mod input;
 mod inspect_cmd;
 mod load_cmd;
 mod shard_cmd;
 mod snapshot_cmd;
-
-use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -69,7 +78,8 @@ fn main() -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("redbloom: {e}");
+            use std::io::Write as _;
+            let _ = writeln!(std::io::stderr().lock(), "redbloom: {e}");
             ExitCode::FAILURE
         }
     }

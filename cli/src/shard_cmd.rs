@@ -96,12 +96,12 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             let mut conn = Conn::open(&url)?;
             descriptor.create(&mut conn)?;
             if json {
-                println!(
+                say!(
                     "{}",
                     json!({"name": name, "members": descriptor.members, "member_capacity": descriptor.member_capacity()})
                 );
             } else {
-                println!(
+                say!(
                     "created {name}: {shards} members of capacity {}",
                     descriptor.member_capacity()
                 );
@@ -124,9 +124,9 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             bar.finish_and_clear();
             let added = replies.iter().filter(|&&r| r == 1).count();
             if json {
-                println!("{}", json!({"items": items.len(), "added": added}));
+                say!("{}", json!({"items": items.len(), "added": added}));
             } else {
-                println!("{} items, {added} newly added", items.len());
+                say!("{} items, {added} newly added", items.len());
             }
         }
         ShardCommand::Exists {
@@ -152,9 +152,9 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             descriptor.load(&mut conn, &items)?;
             bar.finish_and_clear();
             if json {
-                println!("{}", json!({"name": name, "items": items.len()}));
+                say!("{}", json!({"name": name, "items": items.len()}));
             } else {
-                println!(
+                say!(
                     "loaded {name}: {} items into {} members",
                     items.len(),
                     descriptor.members.len()
@@ -179,20 +179,20 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
                     .iter()
                     .map(|m| json!({"key": m.key, "slot": m.slot, "items": m.int(items_field), "memory": m.memory}))
                     .collect();
-                println!(
+                say!(
                     "{}",
                     json!({"name": name, "descriptor": fields, "items": total_items, "memory": total_memory, "members": list})
                 );
             } else {
                 for (k, v) in descriptor.fields() {
                     if !k.starts_with("member:") {
-                        println!("{k}: {v}");
+                        say!("{k}: {v}");
                     }
                 }
-                println!("items: {total_items}");
-                println!("memory: {total_memory}");
+                say!("items: {total_items}");
+                say!("memory: {total_memory}");
                 for m in &members {
-                    println!(
+                    say!(
                         "member {} slot {} items {} memory {}",
                         m.key,
                         m.slot,
@@ -207,12 +207,12 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             let descriptor = Descriptor::open(&mut conn, &name)?;
             descriptor.drop_all(&mut conn)?;
             if json {
-                println!(
+                say!(
                     "{}",
                     json!({"dropped": name, "members": descriptor.members.len()})
                 );
             } else {
-                println!("dropped {name} ({} members)", descriptor.members.len());
+                say!("dropped {name} ({} members)", descriptor.members.len());
             }
         }
     }

@@ -12,12 +12,12 @@ pub fn export(url: &str, key: &str, file: &Path, json: bool) -> Result<()> {
     std::fs::write(file, &bytes)
         .map_err(|e| Error::new(format!("cannot write {}: {e}", file.display())))?;
     if json {
-        println!(
+        say!(
             "{}",
             json!({"key": key, "type": family.name(), "bytes": bytes.len()})
         );
     } else {
-        println!(
+        say!(
             "exported {key} ({}) to {}: {} bytes",
             family.name(),
             file.display(),

@@ -22,6 +22,15 @@ const ITEMS_PER_COMMAND: usize = 1000;
 /// Items per pipelined round (all members, all nodes).
 const ITEMS_PER_ROUND: usize = 100_000;
 
+/// [`Descriptor::member_capacity`] of a filter of `capacity` over `shards` members.
+pub fn member_capacity(capacity: u64, shards: u32) -> u64 {
+    if shards <= 1 {
+        return capacity;
+    }
+    let share = capacity as f64 / f64::from(shards);
+    (share + 4.0 * share.sqrt()).ceil() as u64
+}
+
 /// The member an item belongs to: XXH3-64 (seed 0) of its bytes, modulo the member count.
 pub fn route(item: &[u8], shards: u32) -> u32 {
     (xxhash_rust::xxh3::xxh3_64(item) % u64::from(shards)) as u32
@@ -89,9 +98,13 @@ impl Descriptor {
         self.members.len() as u32
     }
 
-    /// Each member's capacity: the filter's divided by N, rounded up.
+    /// Each member's capacity: its share C/N of the filter's, plus four standard deviations
+    /// of the share routing gives it (√(C/N): the items per member are binomial), rounded
+    /// up — so that a filter filled to its capacity has no member past its own, where a
+    /// scaling member would grow a second link (2.3× its memory) and a non-scaling one
+    /// would refuse items. One member takes all: exactly C.
     pub fn member_capacity(&self) -> u64 {
-        self.spec.capacity.div_ceil(u64::from(self.shards()))
+        member_capacity(self.spec.capacity, self.shards())
     }
 
     /// The hash fields, in the order they are written.
@@ -543,7 +556,7 @@ mod tests {
             blocked: false,
         };
         let d = Descriptor::new("f", 12, spec).unwrap();
-        assert_eq!(d.member_capacity(), 83334);
+        assert_eq!(d.member_capacity(), 84489);
         let map: HashMap<String, String> = d.fields().into_iter().collect();
         assert_eq!(Descriptor::parse("f", &map).unwrap(), d);
         let mut other = map.clone();

@@ -257,7 +257,7 @@ fn shard_load_fills_each_member_as_madd_would() {
             .collect();
         let reference = format!("ref:{m}");
         assert_eq!(
-            conn.call(&["BF.RESERVE", &reference, "0.01", "2000"]),
+            conn.call(&["BF.RESERVE", &reference, "0.01", "2179"]),
             Reply::ok()
         );
         add_batched(&mut conn, "BF.MADD", &reference, &mine);

@@ -55,7 +55,7 @@ fn one_server_holds_every_member() {
         "1000",
     ]);
     let created: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(created["member_capacity"], 250);
+    assert_eq!(created["member_capacity"], 314);
     let members: Vec<String> = created["members"]
         .as_array()
         .unwrap()
@@ -70,7 +70,7 @@ fn one_server_holds_every_member() {
     for m in &members {
         assert_eq!(
             conn.call(&["BF.INFO", m, "CAPACITY"]),
-            Reply::Array(Some(vec![Reply::Int(250)]))
+            Reply::Array(Some(vec![Reply::Int(314)]))
         );
     }
     assert_eq!(
@@ -259,4 +259,30 @@ fn bad_input_is_refused_and_changes_nothing() {
         line.starts_with(&format!("redbloom: cannot connect to {dead}: ")),
         "{line}"
     );
+}
+
+#[test]
+fn a_closed_standard_output_is_no_crash() {
+    let server = Server::start();
+    let u = url(&server);
+    create(&u, "f");
+    let items: Vec<String> = (0..20_000).map(|i| i.to_string()).collect();
+    let mut args = vec!["shard".to_string(), "exists".into(), u.clone(), "f".into()];
+    args.extend(items);
+    for args in [args, vec!["inspect".into(), u.clone(), "f".into()]] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_redbloom"))
+            .args(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let output = child.wait_with_output().unwrap();
+        assert!(
+            output.status.success(),
+            "{:?}: {}",
+            &args[..2],
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
 }
