@@ -79,22 +79,43 @@ pub fn key_family(conn: &mut Conn, key: &str) -> Result<Option<Family>> {
     })
 }
 
+/// A Bloom or counting link with `used` of its `bits` set (non-zero).
+fn bloom_like(
+    capacity: u64,
+    items: u64,
+    bits: u64,
+    hashes: u32,
+    used: u64,
+    error: f64,
+    memory: u64,
+) -> LinkReport {
+    let fill = used as f64 / bits as f64;
+    LinkReport {
+        capacity,
+        items,
+        bits,
+        hashes: Some(hashes),
+        fill,
+        estimated_fp: fill.powi(hashes as i32),
+        target_fp: Some(error),
+        memory,
+    }
+}
+
 fn bloom_links(chain: &Chain) -> Vec<LinkReport> {
     chain
         .links()
         .iter()
-        .map(|link| {
-            let fill = ones(link.data()) as f64 / link.bits() as f64;
-            LinkReport {
-                capacity: link.entries(),
-                items: link.items(),
-                bits: link.bits(),
-                hashes: Some(link.hashes()),
-                fill,
-                estimated_fp: fill.powi(link.hashes() as i32),
-                target_fp: Some(link.error()),
-                memory: link.bytes(),
-            }
+        .map(|l| {
+            bloom_like(
+                l.entries(),
+                l.items(),
+                l.bits(),
+                l.hashes(),
+                ones(l.data()),
+                l.error(),
+                l.bytes(),
+            )
         })
         .collect()
 }
@@ -103,25 +124,33 @@ fn counting_links(chain: &CountingChain) -> Vec<LinkReport> {
     chain
         .links()
         .iter()
-        .map(|link| {
-            let used: u64 = link
+        .map(|l| {
+            // Two 4-bit counters per byte.
+            let used = l
                 .counters()
                 .iter()
                 .map(|b| u64::from(b & 0x0f != 0) + u64::from(b >> 4 != 0))
                 .sum();
-            let fill = used as f64 / link.bits() as f64;
-            LinkReport {
-                capacity: link.entries(),
-                items: link.items(),
-                bits: link.bits(),
-                hashes: Some(link.hashes()),
-                fill,
-                estimated_fp: fill.powi(link.hashes() as i32),
-                target_fp: Some(link.error()),
-                memory: link.bytes(),
-            }
+            bloom_like(
+                l.entries(),
+                l.items(),
+                l.bits(),
+                l.hashes(),
+                used,
+                l.error(),
+                l.bytes(),
+            )
         })
         .collect()
+}
+
+/// The rate a chain was reserved for: a scaling chain's first link got half of it.
+fn chain_target(first_link_error: f64, scaling: bool) -> f64 {
+    if scaling {
+        first_link_error * 2.0
+    } else {
+        first_link_error
+    }
 }
 
 fn cuckoo_links(filter: &CuckooFilter) -> Vec<LinkReport> {
@@ -158,36 +187,18 @@ fn memory_usage(conn: &mut Conn, key: &str) -> u64 {
 pub fn inspect_key(conn: &mut Conn, key: &str, family: Family) -> Result<Report> {
     let local = download(conn, family, key)?;
     let (links, items, capacity, target) = match &local {
-        Local::Bloom(chain) => {
-            let links = bloom_links(chain);
-            let first = chain.links()[0].error();
-            let target = if chain.is_scaling() {
-                first * 2.0
-            } else {
-                first
-            };
-            (
-                links,
-                chain.items(),
-                chain.links()[0].entries(),
-                Some(target),
-            )
-        }
-        Local::Counting(chain) => {
-            let links = counting_links(chain);
-            let first = chain.links()[0].error();
-            let target = if chain.is_scaling() {
-                first * 2.0
-            } else {
-                first
-            };
-            (
-                links,
-                chain.items(),
-                chain.links()[0].entries(),
-                Some(target),
-            )
-        }
+        Local::Bloom(chain) => (
+            bloom_links(chain),
+            chain.items(),
+            chain.links()[0].entries(),
+            Some(chain_target(chain.links()[0].error(), chain.is_scaling())),
+        ),
+        Local::Counting(chain) => (
+            counting_links(chain),
+            chain.items(),
+            chain.links()[0].entries(),
+            Some(chain_target(chain.links()[0].error(), chain.is_scaling())),
+        ),
         Local::Cuckoo(filter) => {
             let links = cuckoo_links(filter);
             let capacity = links.first().map(|l| l.capacity).unwrap_or(0);

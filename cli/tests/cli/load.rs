@@ -40,7 +40,12 @@ fn bloom_load_is_byte_identical_to_madd() {
     write_items(&file, list.iter().cloned());
     let f = file.to_str().unwrap();
     // (load options, the BF.RESERVE arguments after the key)
-    let cases: [(&[&str], &[&str]); 3] = [
+    // The first fits in one link (the core's bulk path), the others grow or fill it.
+    let cases: [(&[&str], &[&str]); 4] = [
+        (
+            &["--error-rate", "0.01", "--capacity", "100000"],
+            &["0.01", "100000"],
+        ),
         (
             &["--error-rate", "0.01", "--capacity", "5000"],
             &["0.01", "5000"],
