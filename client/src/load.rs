@@ -6,7 +6,7 @@
 use crate::conn::Conn;
 use crate::error::{Error, Result};
 use crate::family::{Family, FilterSpec};
-use redbloom_core::bloom::{dump as bloom_dump, Chain};
+use redbloom_core::bloom::{dump as bloom_dump, AddOutcome, Chain};
 use redbloom_core::cuckoo::{dump as cuckoo_dump, CuckooFilter, CuckooHash, CuckooParams};
 use redbloom_core::limits::{
     BF_DEFAULT_EXPANSION, CF_DEFAULT_BUCKET_SIZE, CF_DEFAULT_EXPANSION, CF_DEFAULT_MAX_ITERATIONS,
@@ -21,8 +21,8 @@ pub enum Built {
     Cuckoo(CuckooFilter),
 }
 
-/// Items hashed and added per batch (the core's bulk add, [`Chain::add_bulk`]).
-const BATCH: usize = 1 << 18;
+/// Items hashed and added per batch (the core's grouped add).
+const BATCH: usize = 4096;
 
 impl Built {
     /// An empty filter as `spec`'s RESERVE would make it, with `capacity`.
@@ -65,10 +65,20 @@ impl Built {
             Built::Bloom(chain) => {
                 for (n, batch) in items.chunks(BATCH).enumerate() {
                     let pairs: Vec<_> = batch.iter().map(|item| chain.hash(item)).collect();
-                    if let Err((at, outcome)) = chain.add_bulk(&pairs, DEFAULT_MAX_FILTER_BYTES) {
+                    let mut refused = None;
+                    let mut at = 0;
+                    chain.add_each(&pairs, DEFAULT_MAX_FILTER_BYTES, |outcome| {
+                        match outcome {
+                            AddOutcome::Added | AddOutcome::Exists => {}
+                            other => refused = Some((n * BATCH + at, other)),
+                        }
+                        at += 1;
+                        refused.is_none()
+                    });
+                    if let Some((at, outcome)) = refused {
                         return Err(Error::new(format!(
                             "item {} of the input: the filter refuses it ({outcome:?})",
-                            n * BATCH + at + 1
+                            at + 1
                         )));
                     }
                 }

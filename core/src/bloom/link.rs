@@ -201,7 +201,7 @@ impl Link {
 
     /// The `i`-th bit position of an item: `(a + i·b) mod M` in wrapping 64-bit arithmetic.
     #[inline]
-    pub(super) fn position(&self, pair: HashPair, i: u32) -> u64 {
+    fn position(&self, pair: HashPair, i: u32) -> u64 {
         self.modulus
             .reduce(pair.a.wrapping_add(u64::from(i).wrapping_mul(pair.b)))
     }
@@ -271,7 +271,7 @@ impl Link {
     }
 
     #[inline]
-    pub(super) fn set_bit(&mut self, pos: u64) -> bool {
+    fn set_bit(&mut self, pos: u64) -> bool {
         let byte = &mut self.data[(pos >> 3) as usize];
         let mask = 1u8 << (pos & 7);
         let was_clear = *byte & mask == 0;

@@ -16,7 +16,6 @@
 //! ```
 
 pub mod blocked;
-mod bulk;
 pub mod chain;
 pub mod dump;
 pub mod link;
