@@ -34,9 +34,7 @@ pub fn run(args: LoadArgs, json: bool) -> Result<()> {
     spec.validate()?;
     let items = input::items(&[], args.file.as_deref(), true)?;
     let mut conn = Conn::open(&args.url)?;
-    let bar = input::progress(items.len(), "load");
     let built = load::load(&mut conn, &args.key, &spec, &items)?;
-    bar.finish_and_clear();
     let chunks = built.chunks();
     let bytes: usize = chunks.iter().map(|(_, d)| d.len()).sum();
     if json {

@@ -148,9 +148,7 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             let items = input::items(&[], file.as_deref(), true)?;
             let mut conn = Conn::open(&url)?;
             let descriptor = Descriptor::open(&mut conn, &name)?;
-            let bar = input::progress(items.len(), "load");
             descriptor.load(&mut conn, &items)?;
-            bar.finish_and_clear();
             if json {
                 say!("{}", json!({"name": name, "items": items.len()}));
             } else {
