@@ -4,19 +4,33 @@
 use crate::common::{fails, ok, url};
 use crate::support::{Reply, Server};
 
-fn create(u: &str, name: &str) {
-    ok(&[
+/// `[--json] shard create URL NAME --shards N --error-rate E --capacity C`.
+fn create_args<'a>(
+    u: &'a str,
+    name: &'a str,
+    shards: &'a str,
+    rate: &'a str,
+    capacity: &'a str,
+    json: bool,
+) -> Vec<&'a str> {
+    let mut args = if json { vec!["--json"] } else { vec![] };
+    args.extend([
         "shard",
         "create",
         u,
         name,
         "--shards",
-        "4",
+        shards,
         "--error-rate",
-        "0.01",
+        rate,
         "--capacity",
-        "1000",
+        capacity,
     ]);
+    args
+}
+
+fn create(u: &str, name: &str) {
+    ok(&create_args(u, name, "4", "0.01", "1000", false));
 }
 
 /// Every key and its type, to compare before and after a refused command.
@@ -41,19 +55,7 @@ fn snapshot(server: &Server) -> Vec<(String, Vec<u8>)> {
 fn one_server_holds_every_member() {
     let server = Server::start();
     let u = url(&server);
-    let out = ok(&[
-        "--json",
-        "shard",
-        "create",
-        &u,
-        "f",
-        "--shards",
-        "4",
-        "--error-rate",
-        "0.01",
-        "--capacity",
-        "1000",
-    ]);
+    let out = ok(&create_args(&u, "f", "4", "0.01", "1000", true));
     let created: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(created["member_capacity"], 314);
     let members: Vec<String> = created["members"]
@@ -121,18 +123,7 @@ fn bad_input_is_refused_and_changes_nothing() {
         "redbloom: plain is not a sharded filter descriptor (a key of type string)"
     );
     assert_eq!(
-        fails(&[
-            "shard",
-            "create",
-            &u,
-            "plain",
-            "--shards",
-            "2",
-            "--error-rate",
-            "0.01",
-            "--capacity",
-            "10"
-        ]),
+        fails(&create_args(&u, "plain", "2", "0.01", "10", false)),
         "redbloom: plain already exists"
     );
     conn.call(&["HSET", "h", "a", "b"]);
@@ -187,66 +178,22 @@ fn bad_input_is_refused_and_changes_nothing() {
 
     // Members in the way of a new filter.
     assert_eq!(
-        fails(&[
-            "shard",
-            "create",
-            &u,
-            "f",
-            "--shards",
-            "4",
-            "--error-rate",
-            "0.01",
-            "--capacity",
-            "1000"
-        ]),
+        fails(&create_args(&u, "f", "4", "0.01", "1000", false)),
         "redbloom: f already exists"
     );
     conn.call(&["SET", "{s1.2}:g", "x"]);
     let before = snapshot(&server);
     assert_eq!(
-        fails(&[
-            "shard",
-            "create",
-            &u,
-            "g",
-            "--shards",
-            "4",
-            "--error-rate",
-            "0.01",
-            "--capacity",
-            "1000"
-        ]),
+        fails(&create_args(&u, "g", "4", "0.01", "1000", false)),
         "redbloom: {s1.2}:g already exists"
     );
     // Arguments the servers would refuse.
     assert_eq!(
-        fails(&[
-            "shard",
-            "create",
-            &u,
-            "g2",
-            "--shards",
-            "0",
-            "--error-rate",
-            "0.01",
-            "--capacity",
-            "1000"
-        ]),
+        fails(&create_args(&u, "g2", "0", "0.01", "1000", false)),
         "redbloom: --shards must be 1 to 1024"
     );
     assert_eq!(
-        fails(&[
-            "shard",
-            "create",
-            &u,
-            "g2",
-            "--shards",
-            "2",
-            "--error-rate",
-            "1.5",
-            "--capacity",
-            "1000"
-        ]),
+        fails(&create_args(&u, "g2", "2", "1.5", "1000", false)),
         "redbloom: --error-rate must be between 0 and 1 (exclusive)"
     );
     assert_eq!(snapshot(&server), before);
