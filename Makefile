@@ -8,7 +8,7 @@ TARGET_DIR = $(eval TARGET_DIR := $(call target_dir_of,))$(TARGET_DIR)
 FUZZ_TARGET_DIR = $(eval FUZZ_TARGET_DIR := $(call target_dir_of,--manifest-path fuzz/Cargo.toml))$(FUZZ_TARGET_DIR)
 MODULE = $(TARGET_DIR)/release/libredbloom.so
 
-.PHONY: all deps test-deps build run test test-redis test-redis8 test-valkey test-fuzz test-docker lint fmt bench bench-e2e bench-stall docker clean fuzz valgrind sizing-charts
+.PHONY: all deps test-deps build run test test-redis test-redis8 test-valkey test-fuzz test-docker lint fmt bench bench-e2e bench-stall bench-load docker clean fuzz valgrind sizing-charts
 
 all: build
 
@@ -53,11 +53,11 @@ test-redis: test-deps
 test-redis8: test-deps
 	REDBLOOM_SERVER=$$(scripts/redis8-server.sh) $(CARGO) test --workspace --test it
 
-## The integration tests (one binary, tests/it) against Valkey 8.1 (installed into .venv
+## The integration tests (tests/it, and the CLI's cli/tests/cli) against Valkey 8.1 (installed into .venv
 ## when missing). `--workspace` resolves dependency features as test-redis does, so the
 ## test binary built there is reused, not rebuilt.
 test-valkey: test-deps
-	REDBLOOM_SERVER=$$(scripts/valkey-server.sh) $(CARGO) test --workspace --test it
+	REDBLOOM_SERVER=$$(scripts/valkey-server.sh) $(CARGO) test --workspace --test it --test cli
 
 ## Every fuzz target (fuzz/fuzz_targets) compiles and its seed corpus (fuzz/seeds/<target>)
 ## passes: through the target's function as a plain test, and through the built libFuzzer
@@ -95,6 +95,12 @@ bench-e2e: build
 ## side, in interleaved rounds; STALL_ONLY=RESTORE (a substring of a workload's name) runs one.
 bench-stall: build
 	$(CARGO) bench --bench stall
+
+## `redbloom load` against pipelined BF.MADD (10M items), and a 12-member sharded filter on
+## a 3-master cluster against one key (docs/benchmarks.md); LOAD_ITEMS, SHARD_ITEMS,
+## BENCH_ROUNDS tune it.
+bench-load: build
+	$(CARGO) bench -p redbloom-cli --bench load
 
 ## Fuzzing (not in CI): every target of fuzz/ for FUZZ_SECONDS each, one job, the address
 ## sanitizer (FUZZ_SANITIZER=none without it). cargo-fuzz needs nightly flags:

@@ -1,0 +1,166 @@
+//! Bulk load against pipelined BF.MADD, and a sharded filter against one key, on servers
+//! with the release build of the module. Run by hand (`make bench-load`); figures go to
+//! docs/benchmarks.md. Only ratios within one run mean anything on a shared machine.
+//!
+//! - load: `redbloom load` (build with redbloom-core here, ship with BF.LOADCHUNK) against
+//!   BF.RESERVE + BF.MADD of 1,000 items per command, 16 commands per pipeline, of the same
+//!   `LOAD_ITEMS` items (default 10,000,000); the two results are checked byte-identical.
+//! - sharded: add and exists of `SHARD_ITEMS` items (default 1,000,000) through a
+//!   12-member sharded filter on a 3-master cluster, against BF.MADD / BF.MEXISTS of one key
+//!   on one server (same batching).
+//!
+//! `BENCH_ROUNDS` (default 3) rounds; each reports both sides and their ratio; the medians
+//! close the report.
+
+#[allow(dead_code)]
+#[path = "../tests/cli/common.rs"]
+mod common;
+#[path = "../../tests/it/support/mod.rs"]
+mod support;
+
+use redbloom_client::{load, Conn, Descriptor, Family, FilterSpec};
+use std::time::Instant;
+use support::Server;
+
+const PER_COMMAND: usize = 1000;
+const DEPTH: usize = 16;
+
+fn env(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// `command key items…` 1,000 items a command, 16 commands a pipeline.
+fn pipelined(conn: &mut redis::Connection, command: &str, key: &str, items: &[Vec<u8>]) {
+    for group in items.chunks(PER_COMMAND * DEPTH) {
+        let mut pipe = redis::pipe();
+        for part in group.chunks(PER_COMMAND) {
+            let cmd = pipe.cmd(command).arg(key);
+            for item in part {
+                cmd.arg(item.as_slice());
+            }
+        }
+        let _: Vec<redis::Value> = pipe.query(conn).expect("pipeline");
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+fn main() {
+    let rounds = env("BENCH_ROUNDS", 3);
+    let n = env("LOAD_ITEMS", 10_000_000);
+    let shard_n = env("SHARD_ITEMS", 1_000_000);
+    let items: Vec<Vec<u8>> = (0..n.max(shard_n))
+        .map(|i| format!("item:{i}").into_bytes())
+        .collect();
+    let spec = FilterSpec {
+        family: Family::Bf,
+        error_rate: 0.01,
+        capacity: n as u64,
+        expansion: None,
+        nonscaling: false,
+        blocked: false,
+    };
+
+    let server = Server::start();
+    let url = format!("redis://127.0.0.1:{}/", server.port);
+    let mut plain = server.client();
+    let mut conn = Conn::open(&url).unwrap();
+    let mut ratios = Vec::new();
+    println!("load of {n} items (error rate 0.01, capacity {n})");
+    for round in 0..rounds {
+        let _: () = redis::cmd("FLUSHALL").query(&mut plain).unwrap();
+        let t = Instant::now();
+        let _: () = redis::cmd("BF.RESERVE")
+            .arg("madd")
+            .arg(0.01)
+            .arg(n)
+            .query(&mut plain)
+            .unwrap();
+        pipelined(&mut plain, "BF.MADD", "madd", &items[..n]);
+        let madd = n as f64 / t.elapsed().as_secs_f64();
+        // What `load::load` does, timed in its two parts: building here, shipping.
+        let t = Instant::now();
+        let mut built = load::Built::new(&spec, spec.capacity).unwrap();
+        built.add_all(&items[..n]).unwrap();
+        let build = t.elapsed().as_secs_f64();
+        conn.pipeline(&built.loadchunks("loaded")).unwrap();
+        let total = t.elapsed().as_secs_f64();
+        let loaded = n as f64 / total;
+        let a: Vec<u8> = redis::cmd("DUMP").arg("madd").query(&mut plain).unwrap();
+        let b: Vec<u8> = redis::cmd("DUMP").arg("loaded").query(&mut plain).unwrap();
+        assert!(a == b, "load and MADD differ");
+        ratios.push(loaded / madd);
+        println!(
+            "  round {round}: BF.MADD {:.0} items/s, load {:.0} items/s (build {build:.2} s, ship {:.2} s), ratio {:.1}",
+            madd,
+            loaded,
+            total - build,
+            loaded / madd
+        );
+    }
+    println!("load / BF.MADD median ratio: {:.1}", median(ratios));
+    drop(server);
+
+    // One key on one server against a 12-member sharded filter on three masters.
+    let items = &items[..shard_n];
+    let single = Server::start();
+    let mut one = single.client();
+    let cluster = common::Cluster::start_with(0);
+    let curl = format!("redis://127.0.0.1:{}/", cluster.nodes[0].port);
+    let mut cconn = Conn::open(&curl).unwrap();
+    let (mut add_ratios, mut exists_ratios) = (Vec::new(), Vec::new());
+    println!("sharded add/exists of {shard_n} items: 12 members on 3 masters vs one key");
+    for round in 0..rounds {
+        let _: () = redis::cmd("FLUSHALL").query(&mut one).unwrap();
+        let _: () = redis::cmd("BF.RESERVE")
+            .arg("one")
+            .arg(0.01)
+            .arg(shard_n)
+            .query(&mut one)
+            .unwrap();
+        let t = Instant::now();
+        pipelined(&mut one, "BF.MADD", "one", items);
+        let one_add = shard_n as f64 / t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        pipelined(&mut one, "BF.MEXISTS", "one", items);
+        let one_exists = shard_n as f64 / t.elapsed().as_secs_f64();
+
+        let name = format!("sharded{round}");
+        let d = Descriptor::new(
+            &name,
+            12,
+            FilterSpec {
+                capacity: shard_n as u64,
+                ..spec.clone()
+            },
+        )
+        .unwrap();
+        d.create(&mut cconn).unwrap();
+        let t = Instant::now();
+        d.add(&mut cconn, items, None, &mut |_| {}).unwrap();
+        let sh_add = shard_n as f64 / t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let found = d.exists(&mut cconn, items, &mut |_| {}).unwrap();
+        let sh_exists = shard_n as f64 / t.elapsed().as_secs_f64();
+        assert!(found.iter().all(|&f| f == 1));
+        d.drop_all(&mut cconn).unwrap();
+        add_ratios.push(sh_add / one_add);
+        exists_ratios.push(sh_exists / one_exists);
+        println!(
+            "  round {round}: one key add {one_add:.0}/s exists {one_exists:.0}/s; sharded add {sh_add:.0}/s exists {sh_exists:.0}/s; ratios add {:.2} exists {:.2}",
+            sh_add / one_add,
+            sh_exists / one_exists
+        );
+    }
+    println!(
+        "sharded / one key median ratios: add {:.2}, exists {:.2}",
+        median(add_ratios),
+        median(exists_ratios)
+    );
+}

@@ -1,0 +1,86 @@
+//! `redbloom`: sharded filters over Redis/Valkey Cluster, bulk loading, inspection and
+//! local snapshots of redbloom / RedisBloom filters. Errors are one line on standard error
+//! and exit code 1; `--json` prints results as JSON on standard output.
+
+use clap::{Parser, Subcommand};
+
+/// `println!` that does not panic when standard output is closed (e.g. piped into `head`):
+/// the output is then dropped.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
+mod input;
+mod inspect_cmd;
+mod load_cmd;
+mod shard_cmd;
+mod snapshot_cmd;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "redbloom",
+    version,
+    about = "Sharded, bulk-loaded and local redbloom filters"
+)]
+struct Cli {
+    /// Print results as JSON.
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Sharded filters: one logical filter over N member keys spread over a cluster.
+    Shard {
+        #[command(subcommand)]
+        command: shard_cmd::ShardCommand,
+    },
+    /// Builds a filter locally and ships it with LOADCHUNK (KEY must not exist).
+    Load(load_cmd::LoadArgs),
+    /// Per link: capacity, items, bits, hashes, fill ratio, estimated FP rate, memory;
+    /// for the filter: the estimate against its target, and warnings.
+    Inspect { url: String, key: String },
+    /// Writes KEY's SCANDUMP to FILE (a snapshot `check` answers from).
+    Export {
+        url: String,
+        key: String,
+        file: std::path::PathBuf,
+    },
+    /// Answers items (0/1 each, in order) from a snapshot file, as the server did at export.
+    Check {
+        file: std::path::PathBuf,
+        items: Vec<String>,
+        /// More items, one per line.
+        #[arg(long = "items-file")]
+        items_file: Option<std::path::PathBuf>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Shard { command } => shard_cmd::run(command, cli.json),
+        Command::Load(args) => load_cmd::run(args, cli.json),
+        Command::Inspect { url, key } => inspect_cmd::run(&url, &key, cli.json),
+        Command::Export { url, key, file } => snapshot_cmd::export(&url, &key, &file, cli.json),
+        Command::Check {
+            file,
+            items,
+            items_file,
+        } => snapshot_cmd::check(&file, &items, items_file.as_deref(), cli.json),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            use std::io::Write as _;
+            let _ = writeln!(std::io::stderr().lock(), "redbloom: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

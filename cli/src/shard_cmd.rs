@@ -1,0 +1,232 @@
+//! `redbloom shard create|add|exists|info|drop`.
+
+use crate::input;
+use clap::{Args, Subcommand};
+use redbloom_client::{Conn, Descriptor, Family, FilterSpec, Result};
+use serde_json::json;
+use std::path::PathBuf;
+
+/// How a filter is sized and grown (shared by `shard create` and `load`).
+#[derive(Args, Clone)]
+pub struct SpecArgs {
+    /// Target false-positive rate of the whole filter, e.g. 0.01.
+    #[arg(long)]
+    pub error_rate: f64,
+    /// Items the whole filter is sized for.
+    #[arg(long)]
+    pub capacity: u64,
+    /// Growth factor of each new link / sub-filter.
+    #[arg(long, conflicts_with = "nonscaling")]
+    pub expansion: Option<u32>,
+    /// Never grow: adds past capacity fail.
+    #[arg(long)]
+    pub nonscaling: bool,
+}
+
+#[derive(Subcommand)]
+pub enum ShardCommand {
+    /// Creates N members (each reserved for capacity / N) and the descriptor NAME.
+    Create {
+        url: String,
+        name: String,
+        #[arg(long)]
+        shards: u32,
+        #[command(flatten)]
+        spec: SpecArgs,
+        /// bf, cf or cbf.
+        #[arg(long = "type", default_value = "bf")]
+        family: String,
+        /// Cache-local Bloom layout (bf only).
+        #[arg(long)]
+        blocked: bool,
+    },
+    /// Adds items (arguments, then --file, else standard input).
+    Add {
+        url: String,
+        name: String,
+        items: Vec<String>,
+        #[arg(long)]
+        file: Option<PathBuf>,
+        /// Wait until this many replicas of each master hold the items (WAIT), sending a
+        /// round again after a failover.
+        #[arg(long)]
+        wait_replicas: Option<u32>,
+    },
+    /// Prints one 0/1 per item, in order.
+    Exists {
+        url: String,
+        name: String,
+        items: Vec<String>,
+        #[arg(long)]
+        file: Option<PathBuf>,
+    },
+    /// Bulk-loads items into the empty members (built locally, shipped with LOADCHUNK).
+    Load {
+        url: String,
+        name: String,
+        /// One item per line; standard input when absent.
+        #[arg(long)]
+        file: Option<PathBuf>,
+    },
+    /// The layout and each member's slot, items and memory.
+    Info { url: String, name: String },
+    /// Deletes the members and the descriptor.
+    Drop { url: String, name: String },
+}
+
+pub fn run(command: ShardCommand, json: bool) -> Result<()> {
+    match command {
+        ShardCommand::Create {
+            url,
+            name,
+            shards,
+            spec,
+            family,
+            blocked,
+        } => {
+            let spec = FilterSpec {
+                family: Family::parse(&family)?,
+                error_rate: spec.error_rate,
+                capacity: spec.capacity,
+                expansion: spec.expansion,
+                nonscaling: spec.nonscaling,
+                blocked,
+            };
+            let descriptor = Descriptor::new(&name, shards, spec)?;
+            let mut conn = Conn::open(&url)?;
+            descriptor.create(&mut conn)?;
+            if json {
+                say!(
+                    "{}",
+                    json!({"name": name, "members": descriptor.members, "member_capacity": descriptor.member_capacity()})
+                );
+            } else {
+                say!(
+                    "created {name}: {shards} members of capacity {}",
+                    descriptor.member_capacity()
+                );
+            }
+        }
+        ShardCommand::Add {
+            url,
+            name,
+            items,
+            file,
+            wait_replicas,
+        } => {
+            let items = input::items(&items, file.as_deref(), true)?;
+            let mut conn = Conn::open(&url)?;
+            let descriptor = Descriptor::open(&mut conn, &name)?;
+            let bar = input::progress(items.len(), "add");
+            let replies = descriptor.add(&mut conn, &items, wait_replicas, &mut |n| {
+                bar.set_position(n as u64)
+            })?;
+            bar.finish_and_clear();
+            let added = replies.iter().filter(|&&r| r == 1).count();
+            if json {
+                say!("{}", json!({"items": items.len(), "added": added}));
+            } else {
+                say!("{} items, {added} newly added", items.len());
+            }
+        }
+        ShardCommand::Exists {
+            url,
+            name,
+            items,
+            file,
+        } => {
+            let items = input::items(&items, file.as_deref(), true)?;
+            let mut conn = Conn::open(&url)?;
+            let descriptor = Descriptor::open(&mut conn, &name)?;
+            let bar = input::progress(items.len(), "exists");
+            let replies =
+                descriptor.exists(&mut conn, &items, &mut |n| bar.set_position(n as u64))?;
+            bar.finish_and_clear();
+            print_answers(&replies, json);
+        }
+        ShardCommand::Load { url, name, file } => {
+            let items = input::items(&[], file.as_deref(), true)?;
+            let mut conn = Conn::open(&url)?;
+            let descriptor = Descriptor::open(&mut conn, &name)?;
+            descriptor.load(&mut conn, &items)?;
+            if json {
+                say!("{}", json!({"name": name, "items": items.len()}));
+            } else {
+                say!(
+                    "loaded {name}: {} items into {} members",
+                    items.len(),
+                    descriptor.members.len()
+                );
+            }
+        }
+        ShardCommand::Info { url, name } => {
+            let mut conn = Conn::open(&url)?;
+            let descriptor = Descriptor::open(&mut conn, &name)?;
+            let members = descriptor.member_infos(&mut conn)?;
+            let items_field = "Number of items inserted";
+            let total_items: i64 = members.iter().filter_map(|m| m.int(items_field)).sum();
+            let total_memory: i64 = members.iter().map(|m| m.memory).sum();
+            if json {
+                let fields: serde_json::Map<String, serde_json::Value> = descriptor
+                    .fields()
+                    .into_iter()
+                    .filter(|(k, _)| !k.starts_with("member:"))
+                    .map(|(k, v)| (k, v.into()))
+                    .collect();
+                let list: Vec<_> = members
+                    .iter()
+                    .map(|m| json!({"key": m.key, "slot": m.slot, "items": m.int(items_field), "memory": m.memory}))
+                    .collect();
+                say!(
+                    "{}",
+                    json!({"name": name, "descriptor": fields, "items": total_items, "memory": total_memory, "members": list})
+                );
+            } else {
+                for (k, v) in descriptor.fields() {
+                    if !k.starts_with("member:") {
+                        say!("{k}: {v}");
+                    }
+                }
+                say!("items: {total_items}");
+                say!("memory: {total_memory}");
+                for m in &members {
+                    say!(
+                        "member {} slot {} items {} memory {}",
+                        m.key,
+                        m.slot,
+                        m.int(items_field).unwrap_or(0),
+                        m.memory
+                    );
+                }
+            }
+        }
+        ShardCommand::Drop { url, name } => {
+            let mut conn = Conn::open(&url)?;
+            let descriptor = Descriptor::open(&mut conn, &name)?;
+            descriptor.drop_all(&mut conn)?;
+            if json {
+                say!(
+                    "{}",
+                    json!({"dropped": name, "members": descriptor.members.len()})
+                );
+            } else {
+                say!("dropped {name} ({} members)", descriptor.members.len());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One 0/1 per line, or a JSON array.
+pub fn print_answers(replies: &[i64], json: bool) {
+    use std::io::Write;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    if json {
+        let _ = writeln!(out, "{}", serde_json::Value::from(replies.to_vec()));
+    } else {
+        for r in replies {
+            let _ = writeln!(out, "{r}");
+        }
+    }
+}

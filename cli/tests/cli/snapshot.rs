@@ -1,0 +1,138 @@
+//! `redbloom export` + `redbloom check` answer as the server did; `Snapshot::fetch`,
+//! `contains` and `refresh` (downloading again only after a change).
+
+use crate::common::{fails, ok, url, write_items};
+use crate::support::{Reply, Server, TempDir};
+use redbloom_client::{Conn, Snapshot};
+
+#[test]
+fn export_and_check_answer_like_the_server() {
+    let server = Server::start();
+    let u = url(&server);
+    let mut conn = server.raw();
+    let dir = TempDir::new("snapshot");
+    conn.call(&["BF.RESERVE", "bf", "0.01", "2000"]);
+    conn.call(&["CF.RESERVE", "cf", "2000"]);
+    conn.call(&["CBF.RESERVE", "cbf", "0.01", "2000"]);
+    for i in 0..5000 {
+        let item = format!("in:{i}");
+        conn.call(&["BF.ADD", "bf", &item]);
+        if i < 3000 {
+            conn.call(&["CF.ADD", "cf", &item]);
+            conn.call(&["CBF.ADD", "cbf", &item]);
+        }
+    }
+    conn.call(&["CF.DEL", "cf", "in:7"]);
+    conn.call(&["CBF.DEL", "cbf", "in:7"]);
+    conn.call(&["CF.RESERVE", "empty", "100"]);
+    let probes: Vec<String> = (0..5000)
+        .map(|i| format!("in:{i}"))
+        .chain((0..5000).map(|i| format!("out:{i}")))
+        .collect();
+    let probe_file = dir.0.join("probes.txt");
+    write_items(&probe_file, probes.iter().cloned());
+    for (key, exists) in [
+        ("bf", "BF.MEXISTS"),
+        ("cf", "CF.MEXISTS"),
+        ("cbf", "CBF.MEXISTS"),
+        ("empty", "CF.MEXISTS"),
+    ] {
+        let file = dir.0.join(format!("{key}.snap"));
+        let out = ok(&["export", &u, key, file.to_str().unwrap()]);
+        assert!(out.starts_with(&format!("exported {key} (")), "{out}");
+        let data = std::fs::read(&file).unwrap();
+        let family = if key == "empty" { "cf" } else { key };
+        assert!(data.starts_with(format!("redbloom-snapshot 1 {family}\n").as_bytes()));
+        let mut server_answers = Vec::new();
+        for part in probes.chunks(1000) {
+            let mut cmd = vec![exists.to_string(), key.to_string()];
+            cmd.extend(part.iter().cloned());
+            server_answers.extend(conn.call(&cmd).ints());
+        }
+        let local: Vec<i64> = ok(&[
+            "check",
+            file.to_str().unwrap(),
+            "--items-file",
+            probe_file.to_str().unwrap(),
+        ])
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+        assert_eq!(local, server_answers, "{key}");
+        assert!(local.contains(&0));
+    }
+    assert_eq!(
+        ok(&[
+            "check",
+            dir.0.join("bf.snap").to_str().unwrap(),
+            "in:1",
+            "nope:1"
+        ]),
+        "1\n0\n"
+    );
+    assert_eq!(
+        ok(&[
+            "--json",
+            "check",
+            dir.0.join("bf.snap").to_str().unwrap(),
+            "in:1"
+        ]),
+        "[1]\n"
+    );
+
+    // Refusals.
+    conn.call(&["SET", "s", "x"]);
+    let f = dir.0.join("s.snap");
+    assert_eq!(
+        fails(&["export", &u, "s", f.to_str().unwrap()]),
+        "redbloom: s is a key of type string, not a bf, cf or cbf filter nor a sharded filter"
+    );
+    assert!(!f.exists());
+    std::fs::write(&f, b"hello\n").unwrap();
+    assert_eq!(
+        fails(&["check", f.to_str().unwrap(), "a"]),
+        "redbloom: not a redbloom snapshot file (header line)"
+    );
+    let mut cut = std::fs::read(dir.0.join("bf.snap")).unwrap();
+    cut.truncate(cut.len() - 20);
+    std::fs::write(&f, &cut).unwrap();
+    assert_eq!(
+        fails(&["check", f.to_str().unwrap(), "a"]),
+        "redbloom: not a redbloom snapshot file (truncated)"
+    );
+}
+
+#[test]
+fn snapshot_refreshes_only_after_a_change() {
+    let server = Server::start();
+    let mut conn = Conn::open(&url(&server)).unwrap();
+    let mut raw = server.raw();
+    raw.call(&["BF.MADD", "bf", "a", "b"]);
+    let mut snap = Snapshot::fetch(&mut conn, "bf").unwrap();
+    assert!(snap.contains(b"a") && !snap.contains(b"c"));
+    assert!(!snap.refresh(&mut conn).unwrap());
+    // An add of an item already there changes nothing.
+    assert_eq!(raw.call(&["BF.ADD", "bf", "a"]), Reply::Int(0));
+    assert!(!snap.refresh(&mut conn).unwrap());
+    raw.call(&["BF.ADD", "bf", "c"]);
+    assert!(snap.refresh(&mut conn).unwrap());
+    assert!(snap.contains(b"c"));
+
+    raw.call(&["CF.ADD", "cf", "a"]);
+    let mut snap = Snapshot::fetch(&mut conn, "cf").unwrap();
+    assert!(snap.contains(b"a"));
+    assert!(!snap.refresh(&mut conn).unwrap());
+    // A delete and an add keep the item count but move the delete count.
+    raw.call(&["CF.DEL", "cf", "a"]);
+    raw.call(&["CF.ADD", "cf", "b"]);
+    assert!(snap.refresh(&mut conn).unwrap());
+    assert!(!snap.contains(b"a") && snap.contains(b"b"));
+
+    raw.call(&["CBF.ADD", "cbf", "a"]);
+    let mut snap = Snapshot::fetch(&mut conn, "cbf").unwrap();
+    assert!(
+        snap.refresh(&mut conn).unwrap(),
+        "a counting filter is always downloaded again"
+    );
+    assert!(snap.contains(b"a"));
+}

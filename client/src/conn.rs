@@ -1,0 +1,276 @@
+//! A connection to one server or to a whole cluster, chosen from any node's URL: pipelines
+//! of single-key commands go to the nodes that own the keys (grouped per node, written to
+//! every node before any reply is read, so the nodes work at once), MOVED/ASK redirections
+//! are followed, and a pipeline that fails on a connection or cluster error (a failover, a
+//! node restarting) is sent again on a fresh connection until [`Conn::retry_for`] runs out.
+
+use crate::error::{Error, Result};
+use redis::cluster::{ClusterClient, ClusterConnection};
+use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
+use redis::{Cmd, ConnectionLike, FromRedisValue, RetryMethod, Value};
+use std::time::{Duration, Instant};
+
+enum Inner {
+    Single(redis::Connection),
+    Cluster(Box<ClusterConnection>),
+}
+
+pub struct Conn {
+    url: String,
+    /// Every node's `redis://host:port` (a cluster), so a reconnection does not depend on
+    /// the node of the URL staying up.
+    nodes: Vec<String>,
+    username: Option<String>,
+    password: Option<String>,
+    inner: Option<Inner>,
+    /// How long a failing pipeline is retried before its error is returned.
+    pub retry_for: Duration,
+}
+
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+const RESPONSE_TIMEOUT: Duration = Duration::from_secs(30);
+
+fn server_error(value: &Value) -> Option<String> {
+    match value {
+        Value::ServerError(e) => Some(format!("{} {}", e.code(), e.details().unwrap_or_default())),
+        _ => None,
+    }
+}
+
+/// Whether sending again may succeed: connection loss, timeouts, redirections, TRYAGAIN,
+/// CLUSTERDOWN, LOADING, MASTERDOWN; not a command's own error (WRONGTYPE, bad arguments).
+fn retryable(e: &redis::RedisError) -> bool {
+    e.is_io_error()
+        || e.is_timeout()
+        || e.is_connection_dropped()
+        || !matches!(e.retry_method(), RetryMethod::NoRetry)
+}
+
+impl Conn {
+    /// Connects to `url` (`redis://host:port`, or any node of a cluster: a node with
+    /// `cluster_enabled:1` makes this a cluster connection over all nodes it knows).
+    pub fn open(url: &str) -> Result<Conn> {
+        let fail = |e: redis::RedisError| Error::new(format!("cannot connect to {url}: {e}"));
+        let client = redis::Client::open(url).map_err(fail)?;
+        let info = client.get_connection_info().redis_settings().clone();
+        let mut single = client
+            .get_connection_with_timeout(CONNECT_TIMEOUT)
+            .map_err(fail)?;
+        single
+            .set_read_timeout(Some(RESPONSE_TIMEOUT))
+            .map_err(fail)?;
+        let cluster_info: String = redis::cmd("INFO")
+            .arg("cluster")
+            .query(&mut single)
+            .map_err(fail)?;
+        let mut conn = Conn {
+            url: url.to_string(),
+            nodes: Vec::new(),
+            username: info.username().map(str::to_string),
+            password: info.password().map(str::to_string),
+            inner: None,
+            retry_for: Duration::from_secs(60),
+        };
+        if !cluster_info.contains("cluster_enabled:1") {
+            conn.inner = Some(Inner::Single(single));
+            return Ok(conn);
+        }
+        conn.nodes = cluster_nodes(&mut single).map_err(fail)?;
+        conn.inner = Some(Inner::Cluster(Box::new(
+            conn.connect_cluster().map_err(fail)?,
+        )));
+        Ok(conn)
+    }
+
+    pub fn is_cluster(&self) -> bool {
+        !self.nodes.is_empty()
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    fn connect_cluster(&self) -> redis::RedisResult<ClusterConnection> {
+        let mut builder = ClusterClient::builder(self.nodes.clone())
+            .connection_timeout(CONNECT_TIMEOUT)
+            .response_timeout(RESPONSE_TIMEOUT)
+            .retries(8)
+            .min_retry_wait(50)
+            .max_retry_wait(1000);
+        if let Some(user) = &self.username {
+            builder = builder.username(user);
+        }
+        if let Some(password) = &self.password {
+            builder = builder.password(password);
+        }
+        builder.build()?.get_connection()
+    }
+
+    fn reconnect(&mut self) -> redis::RedisResult<()> {
+        self.inner = None;
+        let inner = if self.is_cluster() {
+            let mut conn = self.connect_cluster()?;
+            // Learn nodes added since (a replica promoted keeps its address; new masters).
+            if let Ok(nodes) = cluster_nodes(&mut conn) {
+                if !nodes.is_empty() {
+                    self.nodes = nodes;
+                }
+            }
+            Inner::Cluster(Box::new(conn))
+        } else {
+            let client = redis::Client::open(self.url.as_str())?;
+            let conn = client.get_connection_with_timeout(CONNECT_TIMEOUT)?;
+            conn.set_read_timeout(Some(RESPONSE_TIMEOUT))?;
+            Inner::Single(conn)
+        };
+        self.inner = Some(inner);
+        Ok(())
+    }
+
+    fn send(&mut self, cmds: &[Cmd]) -> redis::RedisResult<Vec<Value>> {
+        if self.inner.is_none() {
+            self.reconnect()?;
+        }
+        match self.inner.as_mut().expect("connected") {
+            Inner::Single(conn) => {
+                let mut pipe = redis::pipe();
+                for cmd in cmds {
+                    pipe.add_command(cmd.clone());
+                }
+                pipe.ignore_errors();
+                pipe.query(conn)
+            }
+            Inner::Cluster(conn) => {
+                let mut pipe = redis::cluster::cluster_pipe();
+                for cmd in cmds {
+                    pipe.add_command(cmd.clone());
+                }
+                pipe.query(conn)
+            }
+        }
+    }
+
+    /// Sends `cmds` (single-key commands, or keyless ones a single server answers) as one
+    /// pipeline and returns their replies in order; a reply that is an error fails the
+    /// whole call with that error (the commands before it have run).
+    pub fn pipeline(&mut self, cmds: &[Cmd]) -> Result<Vec<Value>> {
+        if cmds.is_empty() {
+            return Ok(Vec::new());
+        }
+        let started = Instant::now();
+        let mut pause = Duration::from_millis(50);
+        loop {
+            let outcome = self.send(cmds);
+            let retry = match &outcome {
+                Ok(values) => match values.iter().find_map(server_error) {
+                    None => return outcome.map_err(Error::from),
+                    Some(text) => {
+                        let again = [
+                            "TRYAGAIN",
+                            "CLUSTERDOWN",
+                            "LOADING",
+                            "MASTERDOWN",
+                            "MOVED",
+                            "ASK",
+                        ]
+                        .iter()
+                        .any(|code| text.starts_with(code));
+                        if !again || started.elapsed() > self.retry_for {
+                            return Err(Error::new(text));
+                        }
+                        true
+                    }
+                },
+                Err(e) => retryable(e) && started.elapsed() <= self.retry_for,
+            };
+            if !retry {
+                return outcome.map_err(Error::from);
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(500));
+            if let Err(e) = self.reconnect() {
+                if started.elapsed() > self.retry_for {
+                    return Err(Error::from(e));
+                }
+            }
+        }
+    }
+
+    /// [`Conn::pipeline`], then `WAIT replicas` on the master of each of `slots`; when a
+    /// master does not confirm (it failed over, or its replicas lag), the pipeline is sent
+    /// again (the commands must be idempotent: adding an item twice to a Bloom filter is).
+    pub fn pipeline_replicated(
+        &mut self,
+        cmds: &[Cmd],
+        slots: &[u16],
+        replicas: u32,
+    ) -> Result<Vec<Value>> {
+        let started = Instant::now();
+        loop {
+            let values = self.pipeline(cmds)?;
+            let confirmed = slots.iter().all(|&slot| {
+                matches!(self.wait_for_replicas(slot, replicas, 2000), Ok(n) if n >= i64::from(replicas))
+            });
+            if confirmed {
+                return Ok(values);
+            }
+            if started.elapsed() > self.retry_for {
+                return Err(Error::new(format!(
+                    "writes not acknowledged by {replicas} replica(s) within {} s",
+                    self.retry_for.as_secs()
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(200));
+            let _ = self.reconnect();
+        }
+    }
+
+    /// One command, retried as a pipeline is.
+    pub fn query<T: FromRedisValue>(&mut self, cmd: &Cmd) -> Result<T> {
+        let value = self
+            .pipeline(std::slice::from_ref(cmd))?
+            .pop()
+            .unwrap_or(Value::Nil);
+        T::from_redis_value(value).map_err(Error::from)
+    }
+
+    /// `WAIT replicas timeout` on the master serving `slot` (on the connection the writes
+    /// to that slot went over), so that they survive a failover; returns the replicas that
+    /// acknowledged.
+    pub fn wait_for_replicas(&mut self, slot: u16, replicas: u32, timeout_ms: u64) -> Result<i64> {
+        let mut cmd = redis::cmd("WAIT");
+        cmd.arg(replicas).arg(timeout_ms);
+        match self.inner.as_mut() {
+            Some(Inner::Cluster(conn)) => {
+                let route = RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(
+                    Route::new(slot, SlotAddr::Master),
+                ));
+                let value = conn.route_command(&cmd, route)?;
+                i64::from_redis_value(value).map_err(Error::from)
+            }
+            Some(Inner::Single(conn)) => cmd.query(conn).map_err(Error::from),
+            None => Err(Error::new("not connected")),
+        }
+    }
+}
+
+/// `redis://host:port` of every node `CLUSTER SLOTS` lists (masters and replicas).
+fn cluster_nodes(conn: &mut impl ConnectionLike) -> redis::RedisResult<Vec<String>> {
+    let slots: Vec<Value> = redis::cmd("CLUSTER").arg("SLOTS").query(conn)?;
+    let mut nodes = Vec::new();
+    for range in slots {
+        let Value::Array(parts) = range else { continue };
+        for node in parts.into_iter().skip(2) {
+            let Value::Array(fields) = node else { continue };
+            let host = fields.first().cloned().map(String::from_redis_value);
+            let port = fields.get(1).cloned().map(i64::from_redis_value);
+            if let (Some(Ok(host)), Some(Ok(port))) = (host, port) {
+                let url = format!("redis://{host}:{port}/");
+                if !nodes.contains(&url) {
+                    nodes.push(url);
+                }
+            }
+        }
+    }
+    Ok(nodes)
+}

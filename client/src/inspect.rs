@@ -1,0 +1,284 @@
+//! What a filter holds, read from its SCANDUMP and counted here: per link (Bloom, counting)
+//! or sub-filter (Cuckoo) its capacity, items, bits, hashes, fill ratio and the
+//! false-positive rate that fill implies; for the filter, that estimate against its target,
+//! and warnings when it is past capacity or above target. A sharded filter is reported
+//! member by member and as a whole.
+
+use crate::conn::Conn;
+use crate::error::{Error, Result};
+use crate::family::Family;
+use crate::shard::Descriptor;
+use crate::snapshot::{download, Local};
+use redbloom_core::bloom::Chain;
+use redbloom_core::counting::CountingChain;
+use redbloom_core::cuckoo::CuckooFilter;
+
+/// One link or sub-filter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinkReport {
+    /// Items the link was sized for (Cuckoo: its slots, buckets × bucket size).
+    pub capacity: u64,
+    /// Items added to it (Cuckoo: slots in use).
+    pub items: u64,
+    /// Bits (counting: counters; Cuckoo: bits of its buckets).
+    pub bits: u64,
+    /// Hash functions (Cuckoo: none).
+    pub hashes: Option<u32>,
+    /// Set bits (non-zero counters, used slots) over all of them.
+    pub fill: f64,
+    /// The false-positive rate this fill gives: fill^hashes (Bloom, counting);
+    /// 1 − (1 − 1/255)^(2 · bucket size · load) (Cuckoo: 8-bit fingerprints, two buckets).
+    pub estimated_fp: f64,
+    /// The rate the link was built for (Bloom, counting).
+    pub target_fp: Option<f64>,
+    /// Bytes of its array.
+    pub memory: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    pub key: String,
+    /// bf, cf, cbf, or sharded-bf / sharded-cf / sharded-cbf.
+    pub kind: String,
+    pub items: u64,
+    /// The capacity it was reserved for.
+    pub capacity: u64,
+    pub links: Vec<LinkReport>,
+    /// The chance an absent item answers 1: 1 − Π(1 − link estimate); a sharded
+    /// filter's is its members' mean (routing spreads absent items evenly).
+    pub estimated_fp: f64,
+    pub target_fp: Option<f64>,
+    /// MEMORY USAGE (a sharded filter: its members' sum).
+    pub memory: u64,
+    pub warnings: Vec<String>,
+    pub members: Vec<Report>,
+}
+
+fn ones(data: &[u8]) -> u64 {
+    data.iter().map(|b| u64::from(b.count_ones())).sum()
+}
+
+fn compound(links: &[LinkReport]) -> f64 {
+    1.0 - links.iter().map(|l| 1.0 - l.estimated_fp).product::<f64>()
+}
+
+/// The family of a key from its TYPE, or what it is instead.
+pub fn key_family(conn: &mut Conn, key: &str) -> Result<Option<Family>> {
+    let kind: String = conn.query(redis::cmd("TYPE").arg(key))?;
+    Ok(match kind.as_str() {
+        "MBbloom--" | "RBblockBF" => Some(Family::Bf),
+        "MBbloomCF" => Some(Family::Cf),
+        "RBcountBF" => Some(Family::Cbf),
+        "hash" => None,
+        "none" => return Err(Error::new(format!("no key {key}"))),
+        other => {
+            return Err(Error::new(format!(
+                "{key} is a key of type {other}, not a bf, cf or cbf filter nor a sharded filter"
+            )))
+        }
+    })
+}
+
+/// A Bloom or counting link with `used` of its `bits` set (non-zero).
+fn bloom_like(
+    capacity: u64,
+    items: u64,
+    bits: u64,
+    hashes: u32,
+    used: u64,
+    error: f64,
+    memory: u64,
+) -> LinkReport {
+    let fill = used as f64 / bits as f64;
+    LinkReport {
+        capacity,
+        items,
+        bits,
+        hashes: Some(hashes),
+        fill,
+        estimated_fp: fill.powi(hashes as i32),
+        target_fp: Some(error),
+        memory,
+    }
+}
+
+fn bloom_links(chain: &Chain) -> Vec<LinkReport> {
+    chain
+        .links()
+        .iter()
+        .map(|l| {
+            bloom_like(
+                l.entries(),
+                l.items(),
+                l.bits(),
+                l.hashes(),
+                ones(l.data()),
+                l.error(),
+                l.bytes(),
+            )
+        })
+        .collect()
+}
+
+fn counting_links(chain: &CountingChain) -> Vec<LinkReport> {
+    chain
+        .links()
+        .iter()
+        .map(|l| {
+            // Two 4-bit counters per byte.
+            let used = l
+                .counters()
+                .iter()
+                .map(|b| u64::from(b & 0x0f != 0) + u64::from(b >> 4 != 0))
+                .sum();
+            bloom_like(
+                l.entries(),
+                l.items(),
+                l.bits(),
+                l.hashes(),
+                used,
+                l.error(),
+                l.bytes(),
+            )
+        })
+        .collect()
+}
+
+/// The rate a chain was reserved for: a scaling chain's first link got half of it.
+fn chain_target(first_link_error: f64, scaling: bool) -> f64 {
+    if scaling {
+        first_link_error * 2.0
+    } else {
+        first_link_error
+    }
+}
+
+fn cuckoo_links(filter: &CuckooFilter) -> Vec<LinkReport> {
+    let bucket = u64::from(filter.bucket_size());
+    filter
+        .sub_filters()
+        .iter()
+        .map(|sub| {
+            let data = sub.data();
+            let used = data.iter().filter(|&&b| b != 0).count() as u64;
+            let slots = sub.buckets() * bucket;
+            let load = used as f64 / slots as f64;
+            LinkReport {
+                capacity: slots,
+                items: used,
+                bits: data.len() as u64 * 8,
+                hashes: None,
+                fill: load,
+                estimated_fp: 1.0 - (1.0 - 1.0 / 255.0f64).powf(2.0 * bucket as f64 * load),
+                target_fp: None,
+                memory: data.len() as u64,
+            }
+        })
+        .collect()
+}
+
+fn memory_usage(conn: &mut Conn, key: &str) -> u64 {
+    conn.query::<i64>(redis::cmd("MEMORY").arg("USAGE").arg(key))
+        .map(|m| m.max(0) as u64)
+        .unwrap_or(0)
+}
+
+/// Inspects one filter key of `family`.
+pub fn inspect_key(conn: &mut Conn, key: &str, family: Family) -> Result<Report> {
+    let local = download(conn, family, key)?;
+    let (links, items, capacity, target) = match &local {
+        Local::Bloom(chain) => (
+            bloom_links(chain),
+            chain.items(),
+            chain.links()[0].entries(),
+            Some(chain_target(chain.links()[0].error(), chain.is_scaling())),
+        ),
+        Local::Counting(chain) => (
+            counting_links(chain),
+            chain.items(),
+            chain.links()[0].entries(),
+            Some(chain_target(chain.links()[0].error(), chain.is_scaling())),
+        ),
+        Local::Cuckoo(filter) => {
+            let links = cuckoo_links(filter);
+            let capacity = links.first().map(|l| l.capacity).unwrap_or(0);
+            (links, filter.num_items(), capacity, None)
+        }
+        Local::EmptyCuckoo => (Vec::new(), 0, 0, None),
+    };
+    let estimated_fp = compound(&links);
+    let mut warnings = Vec::new();
+    if items > capacity && capacity > 0 {
+        warnings.push(format!(
+            "past capacity: {items} items in a filter reserved for {capacity} ({} links)",
+            links.len()
+        ));
+    }
+    if let Some(target) = target {
+        if estimated_fp > target {
+            warnings.push(format!(
+                "estimated false-positive rate {estimated_fp:.6} is above the target {target}"
+            ));
+        }
+    }
+    Ok(Report {
+        key: key.to_string(),
+        kind: family.name().to_string(),
+        items,
+        capacity,
+        links,
+        estimated_fp,
+        target_fp: target,
+        memory: memory_usage(conn, key),
+        warnings,
+        members: Vec::new(),
+    })
+}
+
+/// Inspects `key`: a filter, or a sharded filter's descriptor.
+pub fn inspect(conn: &mut Conn, key: &str) -> Result<Report> {
+    match key_family(conn, key)? {
+        Some(family) => inspect_key(conn, key, family),
+        None => {
+            let d = Descriptor::open(conn, key)?;
+            let members = d
+                .members
+                .iter()
+                .map(|m| inspect_key(conn, m, d.spec.family))
+                .collect::<Result<Vec<_>>>()?;
+            let items = members.iter().map(|m| m.items).sum();
+            let estimated_fp =
+                members.iter().map(|m| m.estimated_fp).sum::<f64>() / members.len() as f64;
+            let target = (d.spec.family != Family::Cf).then_some(d.spec.error_rate);
+            let mut warnings = Vec::new();
+            if items > d.spec.capacity {
+                warnings.push(format!(
+                    "past capacity: {items} items in a filter reserved for {}",
+                    d.spec.capacity
+                ));
+            }
+            if let Some(target) = target {
+                if estimated_fp > target {
+                    warnings.push(format!(
+                        "estimated false-positive rate {estimated_fp:.6} is above the target {target}"
+                    ));
+                }
+            }
+            for m in &members {
+                warnings.extend(m.warnings.iter().map(|w| format!("member {}: {w}", m.key)));
+            }
+            Ok(Report {
+                key: key.to_string(),
+                kind: format!("sharded-{}", d.spec.family.name()),
+                items,
+                capacity: d.spec.capacity,
+                links: Vec::new(),
+                estimated_fp,
+                target_fp: target,
+                memory: members.iter().map(|m| m.memory).sum(),
+                warnings,
+                members,
+            })
+        }
+    }
+}

@@ -1,0 +1,21 @@
+//! redbloom-client: tools that run next to an application, not inside the server —
+//! sharded filters over Redis/Valkey Cluster ([`shard`]), bulk loading with LOADCHUNK
+//! ([`load`]), inspection ([`inspect`]) and local snapshots ([`snapshot`]). It speaks to
+//! redbloom or RedisBloom servers through the `redis` crate and builds and reads filters
+//! with redbloom-core.
+
+pub mod conn;
+pub mod error;
+pub mod family;
+pub mod shard;
+pub mod slot;
+
+pub use conn::Conn;
+pub use error::{Error, Result};
+pub use family::{Family, FilterSpec};
+pub use shard::Descriptor;
+pub mod inspect;
+pub mod load;
+pub mod snapshot;
+
+pub use snapshot::Snapshot;
