@@ -138,7 +138,8 @@ pub fn valid_decay(decay: f64) -> bool {
 /// `k` empty heap entries, or an error instead of an abort.
 fn empty_heap(k: u32) -> Result<Vec<HeapEntry>, OutOfMemory> {
     let mut heap = Vec::new();
-    heap.try_reserve_exact(k as usize).map_err(|_| OutOfMemory)?;
+    heap.try_reserve_exact(k as usize)
+        .map_err(|_| OutOfMemory)?;
     heap.resize_with(k as usize, HeapEntry::default);
     Ok(heap)
 }
@@ -146,7 +147,13 @@ fn empty_heap(k: u32) -> Result<Vec<HeapEntry>, OutOfMemory> {
 impl TopK {
     /// An empty Top-K (every dimension at least 1, `decay` in `(0, 1]`, as TOPK.RESERVE
     /// checks) whose [`footprint`](Self::footprint) is at most `max_bytes`.
-    pub fn new(k: u32, width: u32, depth: u32, decay: f64, max_bytes: u64) -> Result<Self, TopKError> {
+    pub fn new(
+        k: u32,
+        width: u32,
+        depth: u32,
+        decay: f64,
+        max_bytes: u64,
+    ) -> Result<Self, TopKError> {
         if Self::footprint_of(k, width, depth) > max_bytes {
             return Err(TopKError::TooLarge);
         }
@@ -179,7 +186,7 @@ impl TopK {
             && width >= 1
             && depth >= 1
             && valid_decay(decay)
-            && buckets.len() as u64 == u64::from(width) * u64::from(depth) * BUCKET_BYTES
+            && buckets.len() as u128 == u128::from(width) * u128::from(depth) * 8
             && heap.len() as u64 == u64::from(k);
         sized.then(|| TopK {
             k,
@@ -196,17 +203,19 @@ impl TopK {
     /// The bytes a Top-K of these dimensions holds here (buckets, heap slots, the value
     /// itself), before any item: what the memory ceiling is compared with.
     pub fn footprint_of(k: u32, width: u32, depth: u32) -> u64 {
-        u64::from(width) * u64::from(depth) * BUCKET_BYTES
-            + u64::from(k) * std::mem::size_of::<HeapEntry>() as u64
-            + std::mem::size_of::<TopK>() as u64
+        let bytes = u128::from(width) * u128::from(depth) * u128::from(BUCKET_BYTES)
+            + u128::from(k) * std::mem::size_of::<HeapEntry>() as u128
+            + std::mem::size_of::<TopK>() as u128;
+        u64::try_from(bytes).unwrap_or(u64::MAX)
     }
 
     /// RedisBloom's MEMORY USAGE: `sizeof(TopK)` + 8 bytes per bucket + 24 per heap
     /// entry (it does not count the items).
     pub fn mem_usage(&self) -> u64 {
-        HEADER_BYTES
-            + u64::from(self.width) * u64::from(self.depth) * BUCKET_BYTES
-            + u64::from(self.k) * HEAP_ENTRY_BYTES
+        let bytes = u128::from(HEADER_BYTES)
+            + u128::from(self.width) * u128::from(self.depth) * u128::from(BUCKET_BYTES)
+            + u128::from(self.k) * u128::from(HEAP_ENTRY_BYTES);
+        u64::try_from(bytes).unwrap_or(u64::MAX)
     }
 
     /// Bytes held: buckets, heap slots and items.
@@ -295,7 +304,9 @@ impl TopK {
 
     /// The heap entry holding `item` (searched from the last entry, as RedisBloom does).
     fn find(&self, fp: u32, item: &[u8]) -> Option<usize> {
-        (0..self.heap.len()).rev().find(|&i| self.heap[i].is(fp, item))
+        (0..self.heap.len())
+            .rev()
+            .find(|&i| self.heap[i].is(fp, item))
     }
 
     /// RedisBloom's sift-down from `start` (its comparisons exactly: a child with an
@@ -392,7 +403,8 @@ impl TopK {
 
     /// Whether `item` is in the heap (TOPK.QUERY).
     pub fn query(&self, item: &[u8]) -> bool {
-        self.find(murmur2_32(item, FINGERPRINT_SEED), item).is_some()
+        self.find(murmur2_32(item, FINGERPRINT_SEED), item)
+            .is_some()
     }
 
     /// TOPK.COUNT's estimate, as RedisBloom computes it: the largest counter holding the

@@ -70,7 +70,7 @@ pub fn load_topk(input: &mut impl FieldReader, encver: i32) -> Option<TopK> {
         return None;
     }
     let buckets = input.buffer()?;
-    if buckets.len() as u64 != u64::from(width) * u64::from(depth) * super::BUCKET_BYTES {
+    if buckets.len() as u128 != u128::from(width) * u128::from(depth) * 8 {
         return None;
     }
     let records = input.buffer()?;
@@ -79,7 +79,10 @@ pub fn load_topk(input: &mut impl FieldReader, encver: i32) -> Option<TopK> {
     }
     let rng = u64::from_le_bytes(records[8..16].try_into().ok()?);
     let mut heap = super::empty_heap(k).ok()?;
-    for (entry, record) in heap.iter_mut().zip(records.chunks_exact(HEAP_ENTRY_BYTES as usize)) {
+    for (entry, record) in heap
+        .iter_mut()
+        .zip(records.chunks_exact(HEAP_ENTRY_BYTES as usize))
+    {
         let mut item = input.buffer()?;
         if item.pop() != Some(0) {
             return None;

@@ -57,7 +57,10 @@ fn defaults_and_decay_table_are_redisbloom_s() {
     // Above the table: table[255]^(count / 255) × table[count % 255].
     assert_eq!(t.decay_chance(255), t.table[255]);
     assert_eq!(t.decay_chance(256), t.table[255] * t.table[1]);
-    assert_eq!(t.decay_chance(510), t.table[255] * t.table[255] * t.table[0]);
+    assert_eq!(
+        t.decay_chance(510),
+        t.table[255] * t.table[255] * t.table[0]
+    );
     assert_eq!(power(0.5, 10), 1.0 / 1024.0);
     // RedisBloom's MEMORY USAGE: sizeof(TopK) + 8 per bucket + 24 per heap entry.
     assert_eq!(topk(10, 8, 7, 0.9).mem_usage(), 2088 + 8 * 7 * 8 + 10 * 24);
@@ -105,7 +108,10 @@ fn list_orders_by_count_keeping_heap_order_among_equals() {
     }
     let heap_order: Vec<&[u8]> = t.heap().iter().map(|e| e.bytes()).collect();
     let listed: Vec<&[u8]> = t.list().iter().map(|e| e.bytes()).collect();
-    assert_eq!(listed, heap_order, "all equal: the stable sort keeps heap order");
+    assert_eq!(
+        listed, heap_order,
+        "all equal: the stable sort keeps heap order"
+    );
 }
 
 #[test]
@@ -282,7 +288,12 @@ fn the_true_heavy_hitters_are_listed() {
     for e in t.list() {
         let real = truth[std::str::from_utf8(e.bytes()).unwrap()];
         assert!(e.count <= real, "{:?}: {} > {real}", e.bytes(), e.count);
-        assert!(e.count * 10 >= real * 9, "{:?}: {} of {real}", e.bytes(), e.count);
+        assert!(
+            e.count * 10 >= real * 9,
+            "{:?}: {} of {real}",
+            e.bytes(),
+            e.count
+        );
     }
 }
 
