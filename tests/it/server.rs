@@ -626,7 +626,7 @@ fn command_metadata_is_complete() {
         .iter()
         .map(Reply::text)
         .collect();
-    assert_eq!(all.len(), 55);
+    assert_eq!(all.len(), 62);
     let mut args = vec!["COMMAND".to_string(), "DOCS".to_string()];
     args.extend(all.iter().cloned());
     let docs = conn.call(&args).array();
@@ -693,6 +693,8 @@ fn command_metadata_is_complete() {
         assert_eq!(cuckoo.len(), 14);
         let counting = call(&mut conn, "ACL CAT cbf").array();
         assert_eq!(counting.len(), 13);
+        let topk = call(&mut conn, "ACL CAT topk").array();
+        assert_eq!(topk.len(), 7);
     }
     call(
         &mut conn,

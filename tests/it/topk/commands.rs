@@ -25,6 +25,32 @@ pub fn latin1(v: &Value) -> Vec<u8> {
         .collect()
 }
 
+/// A TOPK.INFO reply split at its decay: the bytes up to the value and the value. Redis
+/// 7.0 writes a double with `%.17g`, later servers (Redis 7.2+, Valkey) its shortest
+/// form; elsewhere than on Redis 7.0 the values are compared as numbers.
+pub fn split_decay(reply: &[u8]) -> Option<(&[u8], f64)> {
+    let at = reply.windows(8).position(|w| w == b"+decay\r\n")? + 8;
+    let text = String::from_utf8_lossy(&reply[at..]).to_string();
+    let number = text
+        .trim_start_matches(',')
+        .rsplit("\r\n")
+        .nth(1)?
+        .to_string();
+    Some((&reply[..at], number.parse().ok()?))
+}
+
+/// Whether a reply equals RedisBloom's on this server (doubles as this server writes them).
+pub fn same_reply(got: &[u8], want: &[u8]) -> bool {
+    if got == want {
+        return true;
+    }
+    let exact = std::env::var("REDBLOOM_SERVER").is_err();
+    match (split_decay(got), split_decay(want)) {
+        (Some((a, x)), Some((b, y))) if !exact => a == b && x == y,
+        _ => false,
+    }
+}
+
 /// The last element of a reply RedisBloom cut short: its error line.
 fn error_line(reply: &[u8]) -> &[u8] {
     let at = reply
@@ -54,13 +80,14 @@ fn run_golden(conn: &mut RawConnection, field: &str) {
         if name == "OBJECT" || (name == "MEMORY" && !exact_memory) {
             continue; // server-specific
         }
-        assert_eq!(
-            String::from_utf8_lossy(&got),
-            String::from_utf8_lossy(&want),
-            "{field}: {:?}",
+        assert!(
+            same_reply(&got, &want),
+            "{field}: {:?}: {} != {}",
             argv.iter()
                 .map(|a| String::from_utf8_lossy(a).to_string())
-                .collect::<Vec<_>>()
+                .collect::<Vec<_>>(),
+            String::from_utf8_lossy(&got),
+            String::from_utf8_lossy(&want),
         );
     }
     assert_eq!(fixed, 8, "the TOPK.INCRBY replies redbloom completes");
@@ -84,10 +111,10 @@ fn a_bad_increment_changes_nothing_and_the_connection_stays_in_step() {
     let mut conn = server.raw();
     conn.call(&["TOPK.RESERVE", "k", "3", "100", "3", "0.9"]);
     let before = conn.call(&["DUMP", "k"]);
-    let reply = conn.call_raw(&["TOPK.INCRBY", "k", "a", "10", "b", "x", "c", "1"]);
+    let reply = conn.call(&["TOPK.INCRBY", "k", "a", "10", "b", "x", "c", "1"]);
     assert_eq!(
         reply,
-        b"-TopK: increment must be an integer greater or equal to 0                            and smaller or equal to 100,000\r\n"
+        Reply::Error("TopK: increment must be an integer greater or equal to 0                            and smaller or equal to 100,000".into())
     );
     assert_eq!(conn.call(&["PING"]), Reply::Simple("PONG".into()));
     assert_eq!(conn.call(&["DUMP", "k"]), before, "nothing added");
