@@ -158,16 +158,27 @@ impl TopK {
             return Err(TopKError::TooLarge);
         }
         let buckets = zeroed_bytes(u64::from(width) * u64::from(depth) * BUCKET_BYTES)?;
-        Ok(TopK {
+        let heap = empty_heap(k)?;
+        Ok(Self::assembled([k, width, depth], decay, buckets, heap, 0))
+    }
+
+    fn assembled(
+        [k, width, depth]: [u32; 3],
+        decay: f64,
+        buckets: Vec<u8>,
+        heap: Vec<HeapEntry>,
+        rng: u64,
+    ) -> Self {
+        TopK {
             k,
             width,
             depth,
             decay,
             buckets,
-            heap: empty_heap(k)?,
-            rng: 0,
+            heap,
+            rng,
             table: decay_table(decay),
-        })
+        }
     }
 
     /// A Top-K from stored parts: `None` unless every dimension is at least 1, `decay`
@@ -188,16 +199,7 @@ impl TopK {
             && valid_decay(decay)
             && buckets.len() as u128 == u128::from(width) * u128::from(depth) * 8
             && heap.len() as u64 == u64::from(k);
-        sized.then(|| TopK {
-            k,
-            width,
-            depth,
-            decay,
-            buckets,
-            heap,
-            rng,
-            table: decay_table(decay),
-        })
+        sized.then(|| Self::assembled([k, width, depth], decay, buckets, heap, rng))
     }
 
     /// The bytes a Top-K of these dimensions holds here (buckets, heap slots, the value
@@ -427,7 +429,7 @@ impl TopK {
     /// with count 0.
     pub fn list(&self) -> Vec<&HeapEntry> {
         let mut sorted: Vec<&HeapEntry> = self.heap.iter().collect();
-        sorted.sort_by(|a, b| b.count.cmp(&a.count));
+        sorted.sort_by_key(|e| std::cmp::Reverse(e.count));
         sorted.into_iter().take_while(|e| e.count != 0).collect()
     }
 
@@ -437,15 +439,7 @@ impl TopK {
         let mut heap = Vec::new();
         heap.try_reserve_exact(self.heap.len()).ok()?;
         heap.extend(self.heap.iter().cloned());
-        Some(TopK {
-            k: self.k,
-            width: self.width,
-            depth: self.depth,
-            decay: self.decay,
-            buckets,
-            heap,
-            rng: self.rng,
-            table: self.table,
-        })
+        let dims = [self.k, self.width, self.depth];
+        Some(Self::assembled(dims, self.decay, buckets, heap, self.rng))
     }
 }

@@ -139,7 +139,7 @@ fn a_reloaded_value_goes_on_as_the_original() {
     // A replica loads the master's RDB, then receives the same writes.
     let mut master = topk(5, 4, 3, 0.8);
     let mut n = 0u32;
-    let mut ops = |t: &mut TopK, from: u32| {
+    let ops = |t: &mut TopK, from: u32| {
         for i in from..from + 300 {
             let item = format!("i{}", i % 23);
             t.add(item.as_bytes(), i % 7 + 1);

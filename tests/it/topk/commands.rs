@@ -7,23 +7,8 @@
 //! redbloom's is that error alone. Then items a simple string cannot carry, COPY, DEBUG
 //! DIGEST-VALUE and the INFO section.
 
+use crate::support::golden::{argv, fixture_json, latin1};
 use crate::support::{info_field, RawConnection, Reply, Server};
-use serde_json::Value;
-use std::path::PathBuf;
-
-fn golden() -> Value {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("core/tests/fixtures/redisbloom-2.4.20/topk.commands.json");
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-pub fn latin1(v: &Value) -> Vec<u8> {
-    v.as_str()
-        .unwrap()
-        .chars()
-        .map(|c| c as u32 as u8)
-        .collect()
-}
 
 /// A TOPK.INFO reply split at its decay: the bytes up to the value and the value. Redis
 /// 7.0 writes a double with `%.17g`, later servers (Redis 7.2+, Valkey) its shortest
@@ -63,13 +48,11 @@ fn error_line(reply: &[u8]) -> &[u8] {
 fn run_golden(conn: &mut RawConnection, field: &str) {
     let exact_memory = std::env::var("REDBLOOM_SERVER").is_err();
     let mut fixed = 0;
-    for record in golden()["commands"].as_array().unwrap() {
-        let argv: Vec<Vec<u8>> = record["argv"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(latin1)
-            .collect();
+    for record in fixture_json("topk.commands.json")["commands"]
+        .as_array()
+        .unwrap()
+    {
+        let argv = argv(record);
         let got = conn.call_raw(&argv);
         let mut want = latin1(&record[field]);
         if record.get("incomplete").is_some() {

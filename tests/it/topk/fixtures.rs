@@ -6,19 +6,14 @@
 //! DUMP payloads RESTORE here; and with `REDISBLOOM_MODULE` set, RedisBloom loads the RDB
 //! and the DUMP payloads redbloom writes and answers identically.
 
-use super::commands::{latin1, same_reply};
+use super::commands::same_reply;
 use crate::support::dump_payload::{decode, encode_value, learn_version, restore, seal, F};
+use crate::support::golden::{argv, fixture_json, latin1, start_on_fixture_rdb};
 use crate::support::{RawConnection, Reply, Server, TempDir};
 use serde_json::Value;
-use std::path::PathBuf;
-
-fn fixture_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("core/tests/fixtures/redisbloom-2.4.20")
-}
 
 fn manifest() -> Value {
-    let text = std::fs::read_to_string(fixture_dir().join("topk.manifest.json")).unwrap();
-    serde_json::from_str(&text).unwrap()
+    fixture_json("topk.manifest.json")
 }
 
 fn keys(m: &Value) -> &Vec<Value> {
@@ -64,8 +59,7 @@ fn normalized(payload: &[u8]) -> (Vec<u8>, u64) {
 }
 
 fn load_rdb(dir: &TempDir) -> Server {
-    std::fs::copy(fixture_dir().join("topk.rdb"), dir.0.join("topk.rdb")).unwrap();
-    Server::start_in(&dir.0, &["--dbfilename", "topk.rdb"])
+    start_on_fixture_rdb(dir, "topk.rdb")
 }
 
 #[test]
