@@ -370,7 +370,7 @@ impl ModuleValue for TopK {
     fn snapshot(&self) -> Snapshot {
         Snapshot {
             bytes: TopK::mem_usage(self) as i64,
-            items: self.heap().iter().filter(|e| e.count != 0).count() as i64,
+            items: i64::from(self.listed_entries()),
             sub_filters: 1,
         }
     }

@@ -188,6 +188,7 @@ pub fn topk_rdb(data: &[u8]) {
                 let list = topk.list();
                 assert!(list.windows(2).all(|w| w[0].count >= w[1].count));
                 assert!(list.iter().all(|e| e.count != 0));
+                assert_eq!(list.len(), topk.listed_entries() as usize);
             }
         }
     }

@@ -50,6 +50,8 @@ pub const BUCKET_BYTES: u64 = 8;
 /// Bytes of one heap entry as RedisBloom stores it (its `HeapBucket` on 64-bit
 /// machines: fingerprint, item length, item pointer, count, padding).
 pub const HEAP_ENTRY_BYTES: u64 = 24;
+/// Bytes held here per heap entry before its item: the entry and its fingerprint's copy.
+pub const HELD_PER_ENTRY: u64 = std::mem::size_of::<HeapEntry>() as u64 + 4;
 /// RedisBloom's `sizeof(TopK)`, the fixed part of its MEMORY USAGE.
 pub const HEADER_BYTES: u64 = 2088;
 
@@ -102,6 +104,11 @@ pub struct TopK {
     buckets: Vec<u8>,
     /// `k` entries, a min-heap by count (as RedisBloom keeps it).
     heap: Vec<HeapEntry>,
+    /// The entries' fingerprints, in heap order: the search for an item scans these
+    /// contiguous 4 bytes per entry, not the entries.
+    fps: Vec<u32>,
+    /// How many entries have a count other than 0 (what TOPK.LIST lists at most).
+    listed: u32,
     /// The decay draw's generator state.
     rng: u64,
     /// `decay^i` for `i < 256`.
@@ -135,6 +142,14 @@ pub fn valid_decay(decay: f64) -> bool {
     decay > 0.0 && decay <= 1.0
 }
 
+/// The fingerprints of `heap`, or an error instead of an abort.
+fn fingerprints(heap: &[HeapEntry]) -> Result<Vec<u32>, OutOfMemory> {
+    let mut fps = Vec::new();
+    fps.try_reserve_exact(heap.len()).map_err(|_| OutOfMemory)?;
+    fps.extend(heap.iter().map(|e| e.fp));
+    Ok(fps)
+}
+
 /// `k` empty heap entries, or an error instead of an abort.
 fn empty_heap(k: u32) -> Result<Vec<HeapEntry>, OutOfMemory> {
     let mut heap = Vec::new();
@@ -159,14 +174,21 @@ impl TopK {
         }
         let buckets = zeroed_bytes(u64::from(width) * u64::from(depth) * BUCKET_BYTES)?;
         let heap = empty_heap(k)?;
-        Ok(Self::assembled([k, width, depth], decay, buckets, heap, 0))
+        let fps = fingerprints(&heap)?;
+        Ok(Self::assembled(
+            [k, width, depth],
+            decay,
+            buckets,
+            (heap, fps),
+            0,
+        ))
     }
 
     fn assembled(
         [k, width, depth]: [u32; 3],
         decay: f64,
         buckets: Vec<u8>,
-        heap: Vec<HeapEntry>,
+        (heap, fps): (Vec<HeapEntry>, Vec<u32>),
         rng: u64,
     ) -> Self {
         TopK {
@@ -175,7 +197,9 @@ impl TopK {
             depth,
             decay,
             buckets,
+            listed: heap.iter().filter(|e| e.count != 0).count() as u32,
             heap,
+            fps,
             rng,
             table: decay_table(decay),
         }
@@ -183,7 +207,7 @@ impl TopK {
 
     /// A Top-K from stored parts: `None` unless every dimension is at least 1, `decay`
     /// in `(0, 1]`, the buckets exactly `width × depth × 8` bytes and the heap `k`
-    /// entries.
+    /// entries (or when memory cannot be had).
     pub fn from_parts(
         k: u32,
         width: u32,
@@ -199,14 +223,24 @@ impl TopK {
             && valid_decay(decay)
             && buckets.len() as u128 == u128::from(width) * u128::from(depth) * 8
             && heap.len() as u64 == u64::from(k);
-        sized.then(|| Self::assembled([k, width, depth], decay, buckets, heap, rng))
+        if !sized {
+            return None;
+        }
+        let fps = fingerprints(&heap).ok()?;
+        Some(Self::assembled(
+            [k, width, depth],
+            decay,
+            buckets,
+            (heap, fps),
+            rng,
+        ))
     }
 
     /// The bytes a Top-K of these dimensions holds here (buckets, heap slots, the value
     /// itself), before any item: what the memory ceiling is compared with.
     pub fn footprint_of(k: u32, width: u32, depth: u32) -> u64 {
         let bytes = u128::from(width) * u128::from(depth) * u128::from(BUCKET_BYTES)
-            + u128::from(k) * std::mem::size_of::<HeapEntry>() as u128
+            + u128::from(k) * u128::from(HELD_PER_ENTRY)
             + std::mem::size_of::<TopK>() as u128;
         u64::try_from(bytes).unwrap_or(u64::MAX)
     }
@@ -223,9 +257,7 @@ impl TopK {
     /// Bytes held: buckets, heap slots and items.
     pub fn allocated_bytes(&self) -> u64 {
         let items: u64 = self.heap.iter().map(|e| e.bytes().len() as u64).sum();
-        self.buckets.len() as u64
-            + self.heap.len() as u64 * std::mem::size_of::<HeapEntry>() as u64
-            + items
+        self.buckets.len() as u64 + self.heap.len() as u64 * HELD_PER_ENTRY + items
     }
 
     pub fn k(&self) -> u32 {
@@ -304,17 +336,43 @@ impl TopK {
         }
     }
 
-    /// The heap entry holding `item` (searched from the last entry, as RedisBloom does).
+    /// The heap entry holding `item` (searched from the last entry, as RedisBloom does):
+    /// the fingerprints are compared 16 at a time (a loop without an early exit, which the
+    /// compiler vectorizes), the entries only where one matched.
     fn find(&self, fp: u32, item: &[u8]) -> Option<usize> {
-        (0..self.heap.len())
-            .rev()
-            .find(|&i| self.heap[i].is(fp, item))
+        const LANES: usize = 16;
+        let mut end = self.fps.len();
+        for chunk in self.fps.rchunks(LANES) {
+            let start = end - chunk.len();
+            if chunk.iter().fold(false, |hit, &f| hit | (f == fp)) {
+                let found = (start..end)
+                    .rev()
+                    .find(|&i| self.fps[i] == fp && self.heap[i].is(fp, item));
+                if found.is_some() {
+                    return found;
+                }
+            }
+            end = start;
+        }
+        None
+    }
+
+    /// Sets entry `at`'s count, keeping [`Self::listed_entries`] current.
+    fn recount(&mut self, at: usize, count: u32) {
+        let entry = &mut self.heap[at];
+        self.listed = self.listed + u32::from(count != 0) - u32::from(entry.count != 0);
+        entry.count = count;
+    }
+
+    /// How many entries have a count other than 0 (TOPK.LIST's length).
+    pub fn listed_entries(&self) -> u32 {
+        self.listed
     }
 
     /// RedisBloom's sift-down from `start` (its comparisons exactly: a child with an
     /// equal count still moves up on the first step).
     fn heapify_down(&mut self, start: usize) {
-        let heap = &mut self.heap;
+        let (heap, fps) = (&mut self.heap, &mut self.fps);
         let len = heap.len();
         if len < 2 || (len - 2) / 2 < start {
             return;
@@ -334,6 +392,7 @@ impl TopK {
         let mut at = start;
         loop {
             heap.swap(at, child);
+            fps.swap(at, child);
             at = child;
             if (len - 2) / 2 < child {
                 break;
@@ -388,10 +447,11 @@ impl TopK {
         }
         if let Some(at) = self.find(fp, item) {
             // Not the larger of the two: the item's counters may have decayed.
-            self.heap[at].count = max_count;
+            self.recount(at, max_count);
             self.heapify_down(at);
             return None;
         }
+        self.recount(0, max_count);
         let entry = HeapEntry {
             fp,
             itemlen: item.len() as u32,
@@ -399,6 +459,7 @@ impl TopK {
             item: Some(item.into()),
         };
         let expelled = std::mem::replace(&mut self.heap[0], entry).item;
+        self.fps[0] = fp;
         self.heapify_down(0);
         expelled
     }
@@ -439,7 +500,14 @@ impl TopK {
         let mut heap = Vec::new();
         heap.try_reserve_exact(self.heap.len()).ok()?;
         heap.extend(self.heap.iter().cloned());
+        let fps = fingerprints(&heap).ok()?;
         let dims = [self.k, self.width, self.depth];
-        Some(Self::assembled(dims, self.decay, buckets, heap, self.rng))
+        Some(Self::assembled(
+            dims,
+            self.decay,
+            buckets,
+            (heap, fps),
+            self.rng,
+        ))
     }
 }

@@ -314,6 +314,7 @@ proptest! {
             prop_assert!(u64::from(e.count) <= truth[&e.bytes()[0]]);
         }
         prop_assert!(t.list().windows(2).all(|w| w[0].count >= w[1].count));
+        prop_assert_eq!(t.listed_entries() as usize, t.list().len());
         prop_assert_eq!(&reloaded(&t), &t);
     }
 
