@@ -183,6 +183,9 @@ fn every_write_publishes_a_keyspace_event() {
         "CBF.MADD n y z",
         "CBF.INSERT n ITEMS w",
         "CBF.DEL n x",
+        "TOPK.RESERVE t 3",
+        "TOPK.ADD t x y",
+        "TOPK.INCRBY t z 2",
     ];
     for line in writes {
         assert!(!matches!(call(&mut conn, line), Reply::Error(_)), "{line}");
