@@ -72,6 +72,8 @@ pub fn reserve(ctx: &Context, args: &Args) -> RedisResult {
         error(match e {
             TopKError::TooLarge => crate::write::too_large(),
             TopKError::OutOfMemory => errors::INSUFFICIENT_MEMORY,
+            // Checked above, with RedisBloom's texts.
+            TopKError::Invalid => errors::TOPK_INVALID_K,
         })
     })?;
     key.set(&TOPK_TYPE, Box::new(topk))?;

@@ -58,6 +58,8 @@ pub const HEADER_BYTES: u64 = 2088;
 /// Why a Top-K could not be made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TopKError {
+    /// k, width or depth is 0, or the decay is outside `(0, 1]` (TOPK.RESERVE's checks).
+    Invalid,
     /// The structure would exceed the caller's memory ceiling.
     TooLarge,
     /// The allocator refused it.
@@ -169,10 +171,15 @@ impl TopK {
         decay: f64,
         max_bytes: u64,
     ) -> Result<Self, TopKError> {
+        if k == 0 || width == 0 || depth == 0 || !valid_decay(decay) {
+            return Err(TopKError::Invalid);
+        }
         if Self::footprint_of(k, width, depth) > max_bytes {
             return Err(TopKError::TooLarge);
         }
-        let buckets = zeroed_bytes(u64::from(width) * u64::from(depth) * BUCKET_BYTES)?;
+        // Without a ceiling (a trusted write) the size may not even be addressable.
+        let bytes = (u64::from(width) * u64::from(depth)).checked_mul(BUCKET_BYTES);
+        let buckets = zeroed_bytes(bytes.ok_or(TopKError::OutOfMemory)?)?;
         let heap = empty_heap(k)?;
         let fps = fingerprints(&heap)?;
         Ok(Self::assembled(

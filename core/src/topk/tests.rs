@@ -47,6 +47,32 @@ fn an_item_takes_its_bucket_in_every_row_with_its_fingerprint() {
 }
 
 #[test]
+fn what_topk_reserve_refuses_is_refused() {
+    for (k, width, depth, decay) in [
+        (0, 1, 1, 0.9),
+        (1, 0, 1, 0.9),
+        (1, 1, 0, 0.9),
+        (1, 1, 1, 0.0),
+        (1, 1, 1, 1.5),
+    ] {
+        assert_eq!(
+            TopK::new(k, width, depth, decay, u64::MAX).unwrap_err(),
+            TopKError::Invalid
+        );
+    }
+    assert_eq!(
+        TopK::new(u32::MAX, u32::MAX, u32::MAX, 0.9, 1 << 40).unwrap_err(),
+        TopKError::TooLarge
+    );
+    // Without a ceiling (a trusted write): beyond the address space, an allocation
+    // failure, not a panic.
+    assert_eq!(
+        TopK::new(u32::MAX, u32::MAX, u32::MAX, 0.9, u64::MAX).unwrap_err(),
+        TopKError::OutOfMemory
+    );
+}
+
+#[test]
 fn defaults_and_decay_table_are_redisbloom_s() {
     assert_eq!((DEFAULT_WIDTH, DEFAULT_DEPTH, DEFAULT_DECAY), (8, 7, 0.9));
     let t = topk(1, 1, 1, 0.9);
