@@ -23,12 +23,7 @@ fn keys(m: &Value) -> &Vec<Value> {
 fn check_queries(conn: &mut RawConnection, m: &Value, field: &str) {
     for key in keys(m) {
         for record in key["queries"].as_array().unwrap() {
-            let argv: Vec<Vec<u8>> = record["argv"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(latin1)
-                .collect();
+            let argv = argv(record);
             let got = conn.call_raw(&argv);
             let want = latin1(&record[field]);
             assert!(
