@@ -89,9 +89,10 @@ bench:
 bench-e2e: build
 	$(CARGO) bench --bench e2e
 
-## How long creating or growing a ~1 GiB filter holds the main thread, and the longest
-## PING stall meanwhile (results: docs/benchmarks.md). REFERENCE_MODULE=/path/to/redisbloom.so
-## measures RedisBloom side by side.
+## How long creating or growing a ~1 GiB filter, a RESTORE of a 255 MiB filter and a digest
+## of a 1 GiB one hold the main thread, and the longest PING stall meanwhile (results:
+## docs/benchmarks.md). REFERENCE_MODULE=/path/to/redisbloom.so measures RedisBloom side by
+## side, in interleaved rounds; STALL_ONLY=RESTORE (a substring of a workload's name) runs one.
 bench-stall: build
 	$(CARGO) bench --bench stall
 

@@ -15,8 +15,14 @@
 //! runs. The median of `STALL_ROUNDS` (default 3) rounds is reported, with the server's RSS
 //! growth.
 //!
+//! Two more workloads time what a big value costs elsewhere: the RESTORE of a 255 MiB
+//! filter's DUMP (what MIGRATE runs on the target, side by side with `REFERENCE_MODULE`)
+//! and DEBUG DIGEST-VALUE of a 1.03 GiB filter (RedisBloom has no digest callback).
+//! Rounds interleave the two modules; ratios are medians of the per-round ratios.
+//!
 //! `make bench-stall` (or `cargo bench --bench stall`). `REDBLOOM_MODULE` overrides the
-//! module under test, `REDBLOOM_SERVER` the server binary.
+//! module under test, `REDBLOOM_SERVER` the server binary, `STALL_ONLY` keeps the workloads
+//! whose name contains it.
 
 #[path = "../tests/it/support/mod.rs"]
 mod support;
@@ -40,7 +46,7 @@ const MIB: f64 = (1u64 << 20) as f64;
 enum Value {
     Status,
     Error(String),
-    Int,
+    Int(i64),
     Bulk(Option<Vec<u8>>),
     Array(Vec<Value>),
 }
@@ -89,7 +95,7 @@ impl Conn {
         match kind {
             "+" => Value::Status,
             "-" => Value::Error(rest.to_string()),
-            ":" => Value::Int,
+            ":" => Value::Int(rest.parse().expect("integer")),
             "$" => {
                 let len: i64 = rest.parse().expect("length");
                 if len < 0 {
@@ -146,6 +152,8 @@ impl Server {
                 "no",
                 "--logfile",
                 "server.log",
+                "--enable-debug-command",
+                "yes",
             ])
             .args(["--loadmodule", module])
             .stdin(Stdio::null())
@@ -208,12 +216,16 @@ impl Drop for Server {
 
 struct Workload {
     name: &'static str,
-    /// Whether RedisBloom has the command (not CBF.*).
+    /// Whether RedisBloom has the command (not CBF.*; its DEBUG DIGEST-VALUE digests
+    /// nothing).
     in_redisbloom: bool,
-    /// Untimed set-up commands.
-    setup: fn(&mut Conn),
-    /// The timed command.
-    command: &'static str,
+    /// Untimed set-up commands; returns the timed command's arguments.
+    setup: fn(&mut Conn) -> Vec<Vec<u8>>,
+}
+
+/// The words of a one-line command, as arguments.
+fn words(line: &str) -> Vec<Vec<u8>> {
+    line.split(' ').map(|w| w.as_bytes().to_vec()).collect()
 }
 
 /// INFO memory's used_memory: what the allocator handed out, resident or not.
@@ -251,31 +263,92 @@ fn full_512_mib_link(conn: &mut Conn) {
     conn.ok("DEL src");
 }
 
+/// Reserves the Bloom filter `key` with `reserve` (BF.RESERVE's rate and capacity) and
+/// fills its bits with pseudo-random bytes (BF.LOADCHUNK at the positions BF.SCANDUMP
+/// gives), so it is resident and looks like a filled filter: its DUMP does not compress.
+fn random_filter(conn: &mut Conn, key: &str, reserve: &str) {
+    conn.ok(&format!("BF.RESERVE {key} {reserve}"));
+    let mut cursor = 0i64;
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    loop {
+        let Value::Array(reply) = conn.ok(&format!("BF.SCANDUMP {key} {cursor}")) else {
+            panic!("BF.SCANDUMP reply");
+        };
+        let mut reply = reply.into_iter();
+        let (Some(Value::Int(next)), Some(Value::Bulk(Some(mut data)))) =
+            (reply.next(), reply.next())
+        else {
+            panic!("BF.SCANDUMP cursor and data");
+        };
+        if next == 0 {
+            break;
+        }
+        // The first chunk is the header; the others are bits.
+        if cursor != 0 {
+            for byte in data.iter_mut() {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                *byte = state as u8;
+            }
+            let at = next.to_string();
+            let reply = conn.call(&[b"BF.LOADCHUNK", key.as_bytes(), at.as_bytes(), &data]);
+            assert!(matches!(reply, Value::Status), "BF.LOADCHUNK: {reply:?}");
+        }
+        cursor = next;
+    }
+}
+
+/// The DUMP payload of a 255 MiB filter of random bits; the key itself is deleted.
+fn dump_of_a_255_mib_filter(conn: &mut Conn) -> Vec<u8> {
+    random_filter(conn, "filled", "0.01 223000000");
+    let Value::Bulk(Some(payload)) = conn.ok("DUMP filled") else {
+        panic!("DUMP reply");
+    };
+    conn.ok("DEL filled");
+    payload
+}
+
 fn workloads() -> Vec<Workload> {
     vec![
         Workload {
             name: "BF.RESERVE 0.01 800M (1.03 GiB)",
             in_redisbloom: true,
-            setup: |_| {},
-            command: "BF.RESERVE big 0.01 800000000",
+            setup: |_| words("BF.RESERVE big 0.01 800000000"),
         },
         Workload {
             name: "CF.RESERVE 1G (1 GiB)",
             in_redisbloom: true,
-            setup: |_| {},
-            command: "CF.RESERVE big 1000000000",
+            setup: |_| words("CF.RESERVE big 1000000000"),
         },
         Workload {
             name: "CBF.RESERVE 0.01 200M (1.03 GiB)",
             in_redisbloom: false,
-            setup: |_| {},
-            command: "CBF.RESERVE big 0.01 200000000",
+            setup: |_| words("CBF.RESERVE big 0.01 200000000"),
         },
         Workload {
             name: "BF scale step from a 512 MiB link",
             in_redisbloom: true,
-            setup: full_512_mib_link,
-            command: "BF.ADD full x",
+            setup: |conn| {
+                full_512_mib_link(conn);
+                words("BF.ADD full x")
+            },
+        },
+        Workload {
+            name: "RESTORE of a 255 MiB filter's DUMP (what MIGRATE runs on the target)",
+            in_redisbloom: true,
+            setup: |conn| {
+                let payload = dump_of_a_255_mib_filter(conn);
+                vec![b"RESTORE".to_vec(), b"copy".to_vec(), b"0".to_vec(), payload]
+            },
+        },
+        Workload {
+            name: "DEBUG DIGEST-VALUE of a 1.03 GiB filter of random bits",
+            in_redisbloom: false,
+            setup: |conn| {
+                random_filter(conn, "big", "0.01 800000000");
+                words("DEBUG DIGEST-VALUE big")
+            },
         },
     ]
 }
@@ -296,19 +369,16 @@ fn measure(module: &str, workload: &Workload) -> Sample {
     let (main_thread, wall, rss_growth, allocated) = {
         let server = Server::start(module);
         let mut conn = server.conn();
-        (workload.setup)(&mut conn);
+        let command = (workload.setup)(&mut conn);
+        let args: Vec<&[u8]> = command.iter().map(Vec::as_slice).collect();
         let used_before = used_memory(&mut conn);
         let rss_before = server.rss_bytes();
         let cpu_before = server.main_thread_ns();
         let start = Instant::now();
-        let reply = conn.line(workload.command);
+        let reply = conn.call(&args);
         let wall = start.elapsed();
         let cpu = server.main_thread_ns() - cpu_before;
-        assert!(
-            !matches!(reply, Value::Error(_)),
-            "{}: {reply:?}",
-            workload.command
-        );
+        assert!(!matches!(reply, Value::Error(_)), "{}: {reply:?}", workload.name);
         let rss_growth = server.rss_bytes().saturating_sub(rss_before);
         let allocated = used_memory(&mut conn).saturating_sub(used_before);
         (Duration::from_nanos(cpu), wall, rss_growth, allocated)
@@ -316,7 +386,8 @@ fn measure(module: &str, workload: &Workload) -> Sample {
     let (longest_ping, median_ping) = {
         let server = Server::start(module);
         let mut conn = server.conn();
-        (workload.setup)(&mut conn);
+        let command = (workload.setup)(&mut conn);
+        let args: Vec<&[u8]> = command.iter().map(Vec::as_slice).collect();
         let stop = Arc::new(AtomicBool::new(false));
         let pinger = {
             let mut pings = server.conn();
@@ -333,7 +404,7 @@ fn measure(module: &str, workload: &Workload) -> Sample {
         };
         // Let the PING loop run before and after the command, so the command falls inside.
         thread::sleep(Duration::from_millis(20));
-        conn.line(workload.command);
+        conn.call(&args);
         thread::sleep(Duration::from_millis(20));
         stop.store(true, Ordering::Relaxed);
         let mut times = pinger.join().expect("the PING loop");
@@ -365,8 +436,7 @@ struct Summary {
     allocated_gib: f64,
 }
 
-fn run(module: &str, workload: &Workload, rounds: usize) -> Summary {
-    let samples: Vec<Sample> = (0..rounds).map(|_| measure(module, workload)).collect();
+fn summarize(samples: &[Sample]) -> Summary {
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let allocated_gib = samples[0].allocated as f64 / GIB;
     let main_thread_ms = median(samples.iter().map(|s| ms(s.main_thread)).collect());
@@ -382,11 +452,16 @@ fn run(module: &str, workload: &Workload, rounds: usize) -> Summary {
 }
 
 fn print_row(module: &str, s: &Summary) {
+    // Per GiB allocated, for the commands that allocate (not a digest).
+    let per_gib = if s.allocated_gib >= 0.01 {
+        format!(" = {:>8.3} ms/GiB", s.ms_per_gib)
+    } else {
+        String::new()
+    };
     println!(
-        "  {module:<10} main thread {:>9.3} ms = {:>8.3} ms/GiB  wall {:>9.3} ms  \
+        "  {module:<10} main thread {:>9.3} ms{per_gib}  wall {:>9.3} ms  \
          longest PING {:>9.3} ms (median {:.3})  used_memory +{:.2} GiB  RSS +{:.1} MiB",
         s.main_thread_ms,
-        s.ms_per_gib,
         s.wall_ms,
         s.longest_ping_ms,
         s.median_ping_ms,
@@ -424,17 +499,38 @@ fn main() {
         None => println!("no REFERENCE_MODULE: redbloom alone"),
     }
     println!("median of {rounds} rounds, a fresh server for each measurement\n");
+    // Rounds interleave the two modules, so both meet the same machine load; the ratio is
+    // the median of the per-round ratios.
+    let only = std::env::var("STALL_ONLY").unwrap_or_default();
     for workload in workloads() {
-        println!("{}  ({})", workload.name, workload.command);
-        let ours = run(&module, &workload, rounds);
-        print_row("redbloom", &ours);
-        if let (Some(path), true) = (&reference, workload.in_redisbloom) {
-            let theirs = run(path, &workload, rounds);
-            print_row("reference", &theirs);
+        if !workload.name.contains(only.as_str()) {
+            continue;
+        }
+        println!("{}", workload.name);
+        let reference = reference.as_deref().filter(|_| workload.in_redisbloom);
+        let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+        for _ in 0..rounds {
+            ours.push(measure(&module, &workload));
+            if let Some(path) = reference {
+                theirs.push(measure(path, &workload));
+            }
+        }
+        print_row("redbloom", &summarize(&ours));
+        if !theirs.is_empty() {
+            print_row("reference", &summarize(&theirs));
+            let ratio = |f: fn(&Sample) -> Duration| {
+                median(
+                    ours.iter()
+                        .zip(&theirs)
+                        .map(|(a, b)| f(a).as_secs_f64() / f(b).as_secs_f64())
+                        .collect(),
+                )
+            };
             println!(
-                "  ratio redbloom / reference: main thread {:.2}×, longest PING {:.2}×",
-                ours.main_thread_ms / theirs.main_thread_ms,
-                ours.longest_ping_ms / theirs.longest_ping_ms
+                "  ratio redbloom / reference (median of per-round ratios): main thread {:.2}×, \
+                 longest PING {:.2}×",
+                ratio(|s| s.main_thread),
+                ratio(|s| s.longest_ping)
             );
         }
         println!();

@@ -7,48 +7,15 @@ Dimensions stay small: RedisBloom aborts the server on a sketch it cannot alloca
 usage: diff-fuzz-cms.py <reference port> <redbloom port> <protocol 2|3> <seed> <commands>
 (RedisBloom 2.4.20 for RESP2, 2.6.x for RESP3, each loaded in its own redis-server).
 """
+import os
 import random
-import socket
 import sys
 
-class Conn:
-    def __init__(s, port, proto=2):
-        s.s = socket.create_connection(("127.0.0.1", port)); s.buf=b""
-        if proto == 3: s.call(["HELLO","3"])
-    def send(s, argv):
-        out=b"*%d\r\n" % len(argv)
-        for a in argv:
-            a = a if isinstance(a,bytes) else str(a).encode()
-            out += b"$%d\r\n%s\r\n" % (len(a), a)
-        s.s.sendall(out)
-    def readline(s):
-        while b"\r\n" not in s.buf:
-            d=s.s.recv(65536)
-            if not d: raise EOFError
-            s.buf+=d
-        i=s.buf.index(b"\r\n"); l=s.buf[:i+2]; s.buf=s.buf[i+2:]; return l
-    def readn(s,n):
-        while len(s.buf)<n:
-            d=s.s.recv(65536)
-            if not d: raise EOFError
-            s.buf+=d
-        r=s.buf[:n]; s.buf=s.buf[n:]; return r
-    def raw(s):
-        l=s.readline(); t=l[:1]
-        if t in b"+-:_#,(": return l
-        if t in b"$=!":
-            n=int(l[1:-2]);
-            return l if n<0 else l+s.readn(n+2)
-        if t in b"*~>%|":
-            n=int(l[1:-2]); k = 2*n if t in b"%|" else n
-            return l+b"".join(s.raw() for _ in range(max(k,0)))
-        raise ValueError(l)
-    def call(s, argv):
-        s.send(argv); return s.raw()
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from difffuzz import report, run  # noqa: E402
 
 pref, ours, proto, seed, n = (int(x) for x in sys.argv[1:6])
 rng = random.Random(seed)
-a, b = Conn(pref, proto), Conn(ours, proto)
 keys = ["k%d" % i for i in range(5)] + ["str"]
 items = ["", "a", "b", "item:1", "\x00\xff", "x"*40]
 def num():
@@ -76,13 +43,6 @@ def cmd():
     if c == 7: return ["CMS.INFO", k] + (["x"] if rng.random() < 0.1 else [])
     if c == 8: return rng.choice([["DUMP", k], ["DEL", k], ["SET", "str", "v"], ["TYPE", k]])
     return ["CMS.INFO", k]
-bad = 0
-a.call(["FLUSHALL"]); b.call(["FLUSHALL"])
-for i in range(n):
-    argv = cmd()
-    ra, rb = a.call(argv), b.call(argv)
-    if ra != rb:
-        bad += 1
-        if bad < 10: print("DIFF", argv, ra[:200], rb[:200])
-print("seed", seed, "proto", proto, ":", n, "commands,", bad, "differences")
+sent, bad, kinds = run(pref, ours, proto, (cmd() for _ in range(n)))
+report(f"seed {seed} proto {proto}", sent, bad, kinds)
 sys.exit(1 if bad else 0)

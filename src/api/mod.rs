@@ -9,6 +9,7 @@ pub mod args;
 pub mod command_docs;
 pub mod commands;
 pub mod config;
+pub mod defrag_callbacks;
 pub mod events;
 pub mod info;
 pub mod keys;

@@ -918,3 +918,16 @@ fn the_harness_fails_a_test_whose_server_died() {
         .expect("a message");
     assert!(message.contains("the server exited by itself"), "{message}");
 }
+
+/// Loading logs nothing at warning level (`#`): on servers without Redis 8's global defrag
+/// callbacks the redis-module crate used to log "Skip register defrag callbacks …", a
+/// warning about callbacks redbloom never registers (src/api/defrag_callbacks.rs). The
+/// load line is there, so the log was read.
+#[test]
+fn loading_logs_no_warning() {
+    let server = Server::start();
+    let log = server.log();
+    assert!(log.contains("<bf> redbloom "), "{log}");
+    let warnings: Vec<&str> = log.lines().filter(|l| l.contains("# <bf>")).collect();
+    assert!(warnings.is_empty(), "{warnings:#?}");
+}
