@@ -62,6 +62,22 @@ class Conn:
         self.send(argv)
         return self.raw()
 
+    def call_cut_at_error(self, argv):
+        """A reply whose array the server may end early with an error element (RedisBloom's
+        TOPK.INCRBY with a bad increment announces the whole array, then sends the error
+        and nothing more): its bytes up to and with that error, and whether it ended so."""
+        self.send(argv)
+        head = self._line()
+        if head[:1] != b"*":
+            return head, False
+        got = head
+        for _ in range(max(int(head[1:-2]), 0)):
+            element = self.raw()
+            got += element
+            if element[:1] == b"-":
+                return got, True
+        return got, False
+
 
 def first_line(reply):
     return reply.split(b"\r\n", 1)[0][:120]

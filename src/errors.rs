@@ -94,6 +94,18 @@ pub const CMS_INVALID_WEIGHT: &str = "CMS: invalid weight value";
 pub const CMS_DIMENSIONS_DIFFER: &str = "CMS: width/depth is not equal";
 pub const CMS_MERGE_OVERFLOW: &str = "CMS: MERGE overflow";
 
+// TOPK.* (RedisBloom 2.4.20's texts; none has an `ERR` prefix)
+pub const TOPK_KEY_DOES_NOT_EXIST: &str = "TopK: key does not exist";
+pub const TOPK_KEY_EXISTS: &str = "TopK: key already exists";
+pub const TOPK_INVALID_K: &str = "TopK: invalid k";
+pub const TOPK_INVALID_WIDTH: &str = "TopK: invalid width";
+pub const TOPK_INVALID_DEPTH: &str = "TopK: invalid depth";
+pub const TOPK_INVALID_DECAY: &str = "TopK: invalid decay value. must be '<= 1' & '> 0'";
+/// RedisBloom's text as its C source spells it: a line continuation inside the string
+/// leaves 28 spaces before "and".
+pub const TOPK_INVALID_INCREMENT: &str = "TopK: increment must be an integer greater or equal to 0                            and smaller or equal to 100,000";
+pub const TOPK_WITHCOUNT_EXPECTED: &str = "WITHCOUNT keyword expected";
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,7 +1,9 @@
 //! The module data types and how each filter is persisted, copied and counted.
 
 use crate::api::types::{type_methods, AofWriter, ModuleValue, RdbReader, Snapshot, TypeStats};
-use crate::stats::{BLOOM_STATS, CMS_STATS, COUNTING_STATS, CUCKOO_STATS, WINDOW_STATS};
+use crate::stats::{
+    BLOOM_STATS, CMS_STATS, COUNTING_STATS, CUCKOO_STATS, TOPK_STATS, WINDOW_STATS,
+};
 use redbloom_core::bloom::chain::Chain;
 use redbloom_core::bloom::dump as bloom_dump;
 use redbloom_core::cms::CountMinSketch;
@@ -11,6 +13,7 @@ use redbloom_core::cuckoo::dump as cuckoo_dump;
 use redbloom_core::cuckoo::CuckooFilter;
 use redbloom_core::memory::Relocator;
 use redbloom_core::rdb::{self, FieldWriter};
+use redbloom_core::topk::TopK;
 use redbloom_core::window::dump as window_dump;
 use redbloom_core::window::WindowFilter;
 use redis_module::native_types::RedisType;
@@ -332,5 +335,54 @@ impl ModuleValue for CountMinSketch {
 
     fn stats() -> &'static TypeStats {
         &CMS_STATS
+    }
+}
+
+/// RedisBloom's Top-K type: same name and encoding (0), so RDB files and DUMP payloads
+/// move both ways (the decay generator's state rides in bytes RedisBloom ignores).
+pub static TOPK_TYPE: RedisType =
+    RedisType::new("TopK-TYPE", rdb::TOPK_ENCODING, type_methods::<TopK>());
+
+impl ModuleValue for TopK {
+    fn save<W: FieldWriter>(&self, out: &mut W) {
+        rdb::save_topk(self, out);
+    }
+
+    fn load(input: &mut RdbReader, encver: i32) -> Option<Self> {
+        rdb::load_topk(input, encver)
+    }
+
+    /// `RESTORE key 0 <DUMP>`, as RedisBloom writes it (there is no chunk command); the
+    /// DUMP holds the generator state, so the replay goes on drawing as this value.
+    fn aof_rewrite(&self, aof: &mut AofWriter) {
+        aof.emit_restore();
+    }
+
+    fn mem_usage(&self) -> usize {
+        TopK::mem_usage(self) as usize
+    }
+
+    fn try_clone(&self) -> Option<Self> {
+        TopK::try_clone(self)
+    }
+
+    /// Items: the heap entries holding one; one bucket array.
+    fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            bytes: TopK::mem_usage(self) as i64,
+            items: i64::from(self.listed_entries()),
+            sub_filters: 1,
+        }
+    }
+
+    fn stats() -> &'static TypeStats {
+        &TOPK_STATS
+    }
+
+    /// The bucket array (the heap's items are small blocks the value's box defragments
+    /// with).
+    fn defrag(&mut self, _from: u64, relocator: &mut impl Relocator) -> Option<u64> {
+        relocator.relocate(self.buckets_mut());
+        None
     }
 }

@@ -75,6 +75,7 @@ pub mod memory;
 pub mod rdb;
 #[cfg(test)]
 mod testing;
+pub mod topk;
 pub mod window;
 
 pub use limits::DEFAULT_MAX_FILTER_BYTES;

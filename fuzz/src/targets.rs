@@ -160,6 +160,50 @@ pub fn cms_rdb(data: &[u8]) {
     );
 }
 
+/// Top-K's RDB decoder (`rdb::load_topk`) over a field stream built from the input, then
+/// the loaded value in use: adds with increments up to TOPK.INCRBY's limit, queries,
+/// counts, the list (sorted, no count 0), and its fields saved and loaded back. Input:
+/// [encver byte][u16 fields length][fields][operations].
+pub fn topk_rdb(data: &[u8]) {
+    let mut input = Input::new(data);
+    let encver = i32::from(input.u8().unwrap_or(0) % 3) - 1;
+    let mut fields = fields_from(&mut input.split());
+    let Some(mut topk) = rdb::load_topk(&mut fields, encver) else {
+        return;
+    };
+    while let Some(op) = input.u8() {
+        let item = input.item();
+        match op % 4 {
+            0 => {
+                let by = u32::from(input.u16()) % (redbloom_core::topk::MAX_INCREMENT + 1);
+                let _ = topk.add(&item, by);
+            }
+            1 => {
+                let _ = topk.query(&item);
+            }
+            2 => {
+                let _ = topk.count(&item);
+            }
+            _ => {
+                let list = topk.list();
+                assert!(list.windows(2).all(|w| w[0].count >= w[1].count));
+                assert!(list.iter().all(|e| e.count != 0));
+                assert_eq!(list.len(), topk.listed_entries() as usize);
+            }
+        }
+    }
+    let mut saved = Fields::default();
+    rdb::save_topk(&topk, &mut saved);
+    let back = rdb::load_topk(&mut saved, rdb::TOPK_ENCODING).expect("a saved Top-K loads");
+    let mut again = Fields::default();
+    rdb::save_topk(&back, &mut again);
+    assert_eq!(again, {
+        let mut first = Fields::default();
+        rdb::save_topk(&topk, &mut first);
+        first
+    });
+}
+
 /// Restores a Bloom filter from its SCANDUMP, the chunks in an order taken from the input.
 fn bf_restore(chain: &Chain, input: &mut Input) -> Chain {
     let mut copy = bloom_dump::chain_from_header(&bloom_dump::header(chain), MAX_BYTES)
@@ -332,7 +376,7 @@ pub fn wbf_rdb(data: &[u8]) {
 pub type Target = fn(&[u8]);
 
 /// Every target by name, as `fuzz_targets/` and `seeds/` name them.
-pub const ALL: [(&str, Target); 10] = [
+pub const ALL: [(&str, Target); 11] = [
     ("bf_dump", bf_dump),
     ("cf_dump", cf_dump),
     ("cbf_dump", cbf_dump),
@@ -342,6 +386,7 @@ pub const ALL: [(&str, Target); 10] = [
     ("wbf_dump", wbf_dump),
     ("wbf_rdb", wbf_rdb),
     ("cms_rdb", cms_rdb),
+    ("topk_rdb", topk_rdb),
     ("ops", ops),
 ];
 

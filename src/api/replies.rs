@@ -11,6 +11,7 @@ use std::ffi::{c_int, CString};
 pub struct Protocol {
     booleans: bool,
     maps: bool,
+    resp3: bool,
 }
 
 impl Protocol {
@@ -28,6 +29,7 @@ impl Protocol {
         Protocol {
             booleans: resp3 && reply_bool.is_some(),
             maps: resp3 && reply_map.is_some() && reply_null.is_some(),
+            resp3,
         }
     }
 }
@@ -109,6 +111,33 @@ impl<'c> ArrayReply<'c> {
             None if !self.protocol.booleans => self.integer(resp2_failure),
             value => self.boolean(value.unwrap_or(false)),
         }
+    }
+
+    /// A null element (RESP2: a nil bulk string).
+    pub fn null(&mut self) {
+        unsafe { raw::RedisModule_ReplyWithNull.unwrap()(self.ctx.ctx) };
+        self.count += 1;
+    }
+
+    /// An item (TOPK.*): for a RESP2 client a simple string, as RedisBloom 2.4.20 replies,
+    /// unless the item holds a NUL, CR or LF byte, which a simple string cannot carry
+    /// (RedisBloom cuts the item at its NUL, or breaks the protocol): then a bulk string;
+    /// for a RESP3 client a bulk string, as RedisBloom 2.6 replies.
+    pub fn item(&mut self, item: &[u8]) {
+        let simple = !self.protocol.resp3 && !item.iter().any(|&b| matches!(b, 0 | b'\r' | b'\n'));
+        match CString::new(item) {
+            Ok(text) if simple => unsafe {
+                raw::RedisModule_ReplyWithSimpleString.unwrap()(self.ctx.ctx, text.as_ptr());
+            },
+            _ => unsafe {
+                raw::RedisModule_ReplyWithStringBuffer.unwrap()(
+                    self.ctx.ctx,
+                    item.as_ptr().cast(),
+                    item.len(),
+                );
+            },
+        }
+        self.count += 1;
     }
 
     pub fn error(&mut self, text: &'static str) {

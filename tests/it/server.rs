@@ -183,6 +183,9 @@ fn every_write_publishes_a_keyspace_event() {
         "CBF.MADD n y z",
         "CBF.INSERT n ITEMS w",
         "CBF.DEL n x",
+        "TOPK.RESERVE t 3",
+        "TOPK.ADD t x y",
+        "TOPK.INCRBY t z 2",
     ];
     for line in writes {
         assert!(!matches!(call(&mut conn, line), Reply::Error(_)), "{line}");
@@ -626,7 +629,7 @@ fn command_metadata_is_complete() {
         .iter()
         .map(Reply::text)
         .collect();
-    assert_eq!(all.len(), 55);
+    assert_eq!(all.len(), 62);
     let mut args = vec!["COMMAND".to_string(), "DOCS".to_string()];
     args.extend(all.iter().cloned());
     let docs = conn.call(&args).array();
@@ -693,6 +696,8 @@ fn command_metadata_is_complete() {
         assert_eq!(cuckoo.len(), 14);
         let counting = call(&mut conn, "ACL CAT cbf").array();
         assert_eq!(counting.len(), 13);
+        let topk = call(&mut conn, "ACL CAT topk").array();
+        assert_eq!(topk.len(), 7);
     }
     call(
         &mut conn,

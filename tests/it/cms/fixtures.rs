@@ -5,25 +5,12 @@
 //! DUMP payloads; and with `REDISBLOOM_MODULE` (a RedisBloom build) set, RedisBloom loads
 //! the RDB redbloom writes and answers identically.
 
+use crate::support::golden::{argv, fixture_json, latin1, start_on_fixture_rdb};
 use crate::support::{RawConnection, Server, TempDir};
 use serde_json::Value;
-use std::path::PathBuf;
-
-fn fixture_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("core/tests/fixtures/redisbloom-2.4.20")
-}
 
 fn manifest() -> Value {
-    let text = std::fs::read_to_string(fixture_dir().join("cms.manifest.json")).unwrap();
-    serde_json::from_str(&text).unwrap()
-}
-
-fn latin1(v: &Value) -> Vec<u8> {
-    v.as_str()
-        .unwrap()
-        .chars()
-        .map(|c| c as u32 as u8)
-        .collect()
+    fixture_json("cms.manifest.json")
 }
 
 fn keys(m: &Value) -> &Vec<Value> {
@@ -34,12 +21,7 @@ fn keys(m: &Value) -> &Vec<Value> {
 /// (`resp` on RESP2, `resp3` on RESP3).
 fn check(conn: &mut RawConnection, records: &Value, field: &str) {
     for record in records.as_array().unwrap() {
-        let argv: Vec<Vec<u8>> = record["argv"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(latin1)
-            .collect();
+        let argv = argv(record);
         let got = conn.call_raw(&argv);
         assert_eq!(
             String::from_utf8_lossy(&got),
@@ -74,8 +56,7 @@ fn check_queries(conn: &mut RawConnection, m: &Value, field: &str) {
 }
 
 fn load_rdb(dir: &TempDir) -> Server {
-    std::fs::copy(fixture_dir().join("cms.rdb"), dir.0.join("cms.rdb")).unwrap();
-    Server::start_in(&dir.0, &["--dbfilename", "cms.rdb"])
+    start_on_fixture_rdb(dir, "cms.rdb")
 }
 
 #[test]

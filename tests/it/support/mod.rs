@@ -1,7 +1,8 @@
 //! What the integration tests share: a real server per test ([`server`]), RESP on the
 //! wire ([`resp`]), expected replies ([`replies`]), background waits ([`background`]),
 //! whole SCANDUMP/LOADCHUNK ([`scandump`]), the DUMP payload codec ([`dump_payload`]) with
-//! its CRC64 ([`crc64`]), one deterministic generator ([`rng`]), and per-family helpers
+//! its CRC64 ([`crc64`]), RedisBloom's captured output ([`golden`]), one deterministic
+//! generator ([`rng`]), and per-family helpers
 //! ([`bf`], [`cf`], [`cbf`], [`wbf`]). The benchmarks include this folder too (`#[path]`),
 //! so everything here refers to its siblings through `super::`.
 // Not every test module (nor every benchmark including this folder) uses every helper.
@@ -13,6 +14,7 @@ pub mod cbf;
 pub mod cf;
 pub mod crc64;
 pub mod dump_payload;
+pub mod golden;
 pub mod replies;
 pub mod resp;
 pub mod rng;
