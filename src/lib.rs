@@ -21,6 +21,7 @@ pub mod config;
 pub mod errors;
 pub mod options;
 pub mod stats;
+pub mod tdigest;
 pub mod types;
 pub mod wbf;
 pub mod write;
@@ -30,7 +31,9 @@ pub use api::panic::CAUGHT_PANIC_LOG;
 use api::commands::{add_acl_categories, register_command, Command};
 use command_table::Family;
 use redis_module::{Context, RedisString, Status};
-use types::{BLOCKED_TYPE, BLOOM_TYPE, CMS_TYPE, COUNTING_TYPE, CUCKOO_TYPE, WINDOW_TYPE};
+use types::{
+    BLOCKED_TYPE, BLOOM_TYPE, CMS_TYPE, COUNTING_TYPE, CUCKOO_TYPE, TDIGEST_TYPE, WINDOW_TYPE,
+};
 
 /// MODULE LIST `ver`: the RedisBloom version whose replies redbloom gives, as clients and
 /// tools gate features on it (as they read Valkey's `redis_version`). RESP3 clients get the
@@ -44,12 +47,13 @@ pub const REDISBLOOM_COMPATIBLE_VERSION: i32 = 20600;
 pub const REDBLOOM_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The command families, in registration order.
-pub const FAMILIES: [Family; 5] = [
+pub const FAMILIES: [Family; 6] = [
     bf::FAMILY,
     cf::FAMILY,
     cbf::FAMILY,
     wbf::FAMILY,
     cms::FAMILY,
+    tdigest::FAMILY,
 ];
 
 /// The module's ACL categories, one per family.
@@ -101,6 +105,14 @@ redis_module::redis_module! {
     name: "bf",
     version: REDISBLOOM_COMPATIBLE_VERSION,
     allocator: (api::allocator::ModuleAllocator, api::allocator::ModuleAllocator),
-    data_types: [BLOOM_TYPE, CUCKOO_TYPE, COUNTING_TYPE, WINDOW_TYPE, BLOCKED_TYPE, CMS_TYPE],
+    data_types: [
+        BLOOM_TYPE,
+        CUCKOO_TYPE,
+        COUNTING_TYPE,
+        WINDOW_TYPE,
+        BLOCKED_TYPE,
+        CMS_TYPE,
+        TDIGEST_TYPE,
+    ],
     init: init,
 }

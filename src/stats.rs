@@ -9,15 +9,17 @@ pub static CUCKOO_STATS: TypeStats = TypeStats::new("cf");
 pub static COUNTING_STATS: TypeStats = TypeStats::new("cbf");
 pub static WINDOW_STATS: TypeStats = TypeStats::new("wbf");
 pub static CMS_STATS: TypeStats = TypeStats::new("cms");
+pub static TDIGEST_STATS: TypeStats = TypeStats::new("tdigest");
 
 /// Every type's totals, in INFO order.
-pub fn all() -> [&'static TypeStats; 5] {
+pub fn all() -> [&'static TypeStats; 6] {
     [
         &BLOOM_STATS,
         &CUCKOO_STATS,
         &COUNTING_STATS,
         &WINDOW_STATS,
         &CMS_STATS,
+        &TDIGEST_STATS,
     ]
 }
 

@@ -1,7 +1,9 @@
 //! The module data types and how each filter is persisted, copied and counted.
 
 use crate::api::types::{type_methods, AofWriter, ModuleValue, RdbReader, Snapshot, TypeStats};
-use crate::stats::{BLOOM_STATS, CMS_STATS, COUNTING_STATS, CUCKOO_STATS, WINDOW_STATS};
+use crate::stats::{
+    BLOOM_STATS, CMS_STATS, COUNTING_STATS, CUCKOO_STATS, TDIGEST_STATS, WINDOW_STATS,
+};
 use redbloom_core::bloom::chain::Chain;
 use redbloom_core::bloom::dump as bloom_dump;
 use redbloom_core::cms::CountMinSketch;
@@ -11,6 +13,7 @@ use redbloom_core::cuckoo::dump as cuckoo_dump;
 use redbloom_core::cuckoo::CuckooFilter;
 use redbloom_core::memory::Relocator;
 use redbloom_core::rdb::{self, FieldWriter};
+use redbloom_core::tdigest::TDigest;
 use redbloom_core::window::dump as window_dump;
 use redbloom_core::window::WindowFilter;
 use redis_module::native_types::RedisType;
@@ -332,5 +335,51 @@ impl ModuleValue for CountMinSketch {
 
     fn stats() -> &'static TypeStats {
         &CMS_STATS
+    }
+}
+
+/// RedisBloom's t-digest type: same name and encoding (0), so RDB files and DUMP payloads
+/// move both ways.
+pub static TDIGEST_TYPE: RedisType = RedisType::new(
+    "TDIS-TYPE",
+    rdb::TDIGEST_ENCODING,
+    type_methods::<TDigest>(),
+);
+
+impl ModuleValue for TDigest {
+    /// The digest merged, as RedisBloom saves it (a merged copy: the stored digest is
+    /// left as it is, so a save or DUMP changes nothing a later command sees).
+    fn save<W: FieldWriter>(&self, out: &mut W) {
+        rdb::save_tdigest(self, out);
+    }
+
+    fn load(input: &mut RdbReader, encver: i32) -> Option<Self> {
+        rdb::load_tdigest(input, encver)
+    }
+
+    /// `RESTORE key 0 <DUMP>`, as RedisBloom writes it (there is no chunk command).
+    fn aof_rewrite(&self, aof: &mut AofWriter) {
+        aof.emit_restore();
+    }
+
+    fn mem_usage(&self) -> usize {
+        TDigest::mem_usage(self) as usize
+    }
+
+    fn try_clone(&self) -> Option<Self> {
+        Some(self.clone())
+    }
+
+    /// Items: the observations; one centroid array.
+    fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            bytes: TDigest::mem_usage(self) as i64,
+            items: self.size(),
+            sub_filters: 1,
+        }
+    }
+
+    fn stats() -> &'static TypeStats {
+        &TDIGEST_STATS
     }
 }
