@@ -9,12 +9,13 @@ use std::collections::HashSet;
 
 /// Each family's prefix and ACL category, stated here independently of the tables
 /// (`bloom` and `cuckoo` are RedisBloom's names).
-const EXPECTED_FAMILIES: [(&str, &str); 5] = [
+const EXPECTED_FAMILIES: [(&str, &str); 6] = [
     ("bf", "bloom"),
     ("cf", "cuckoo"),
     ("cbf", "cbf"),
     ("wbf", "wbf"),
     ("cms", "cms"),
+    ("tdigest", "tdigest"),
 ];
 
 /// Redis' command flag words (RedisModule_CreateCommand).

@@ -25,4 +25,5 @@ mod operations;
 mod replica_consistency;
 mod resp3;
 mod server;
+mod tdigest;
 mod wbf;

@@ -5,84 +5,19 @@
 //! DUMP payloads; and with `REDISBLOOM_MODULE` (a RedisBloom build) set, RedisBloom loads
 //! the RDB redbloom writes and answers identically.
 
+use crate::support::golden::{check, check_dumps, check_queries, keys, load, load_rdb};
 use crate::support::{RawConnection, Server, TempDir};
 use serde_json::Value;
-use std::path::PathBuf;
-
-fn fixture_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("core/tests/fixtures/redisbloom-2.4.20")
-}
 
 fn manifest() -> Value {
-    let text = std::fs::read_to_string(fixture_dir().join("cms.manifest.json")).unwrap();
-    serde_json::from_str(&text).unwrap()
-}
-
-fn latin1(v: &Value) -> Vec<u8> {
-    v.as_str()
-        .unwrap()
-        .chars()
-        .map(|c| c as u32 as u8)
-        .collect()
-}
-
-fn keys(m: &Value) -> &Vec<Value> {
-    m["keys"].as_array().unwrap()
-}
-
-/// Runs `records` (ops or queries) and compares each raw reply with RedisBloom's
-/// (`resp` on RESP2, `resp3` on RESP3).
-fn check(conn: &mut RawConnection, records: &Value, field: &str) {
-    for record in records.as_array().unwrap() {
-        let argv: Vec<Vec<u8>> = record["argv"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(latin1)
-            .collect();
-        let got = conn.call_raw(&argv);
-        assert_eq!(
-            String::from_utf8_lossy(&got),
-            String::from_utf8_lossy(&latin1(&record[field])),
-            "{field}: {}",
-            String::from_utf8_lossy(&argv[..argv.len().min(4)].concat())
-        );
-    }
-}
-
-/// DUMP of every key equals RedisBloom's payload (on another server than Redis 7.0, all
-/// but the RDB version and CRC, the last 10 bytes).
-fn check_dumps(conn: &mut RawConnection, m: &Value) {
-    let exact = std::env::var("REDBLOOM_SERVER").is_err();
-    for key in keys(m) {
-        let name = key["key"].as_str().unwrap();
-        let dump = conn.call(&["DUMP", name]).bytes();
-        let want = hex::decode(key["dump_hex"].as_str().unwrap()).unwrap();
-        let cut = if exact { 0 } else { 10 };
-        assert_eq!(
-            hex::encode(&dump[..dump.len() - cut]),
-            hex::encode(&want[..want.len() - cut]),
-            "DUMP {name}"
-        );
-    }
-}
-
-fn check_queries(conn: &mut RawConnection, m: &Value, field: &str) {
-    for key in keys(m) {
-        check(conn, &key["queries"], field);
-    }
-}
-
-fn load_rdb(dir: &TempDir) -> Server {
-    std::fs::copy(fixture_dir().join("cms.rdb"), dir.0.join("cms.rdb")).unwrap();
-    Server::start_in(&dir.0, &["--dbfilename", "cms.rdb"])
+    load("cms.manifest.json")
 }
 
 #[test]
 fn a_redisbloom_rdb_loads_and_answers_identically() {
     let m = manifest();
     let dir = TempDir::new("cms-fixture");
-    let server = load_rdb(&dir);
+    let server = load_rdb(&dir, "cms.rdb");
     let mut conn = server.raw();
     assert_eq!(conn.call(&["DBSIZE"]).int(), keys(&m).len() as i64);
     check_queries(&mut conn, &m, "resp");

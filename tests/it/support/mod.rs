@@ -13,6 +13,7 @@ pub mod cbf;
 pub mod cf;
 pub mod crc64;
 pub mod dump_payload;
+pub mod golden;
 pub mod replies;
 pub mod resp;
 pub mod rng;

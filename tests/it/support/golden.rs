@@ -1,0 +1,113 @@
+//! Replies and payloads RedisBloom gave, captured by scripts/fixtures/ into
+//! core/tests/fixtures/redisbloom-2.4.20/: command sequences (`<family>.commands.json`) and
+//! RDB manifests (`<family>.manifest.json`), each reply raw (RESP2 from 2.4.20 in `resp`,
+//! RESP3 from 2.6.28 in `resp3`, latin-1), compared byte for byte.
+
+use super::{RawConnection, Server, TempDir};
+use serde_json::Value;
+use std::path::PathBuf;
+
+pub fn fixture_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("core/tests/fixtures/redisbloom-2.4.20")
+}
+
+/// A fixture JSON file of that directory.
+pub fn load(name: &str) -> Value {
+    let text = std::fs::read_to_string(fixture_dir().join(name)).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// A latin-1 string of the fixtures as the bytes it stands for.
+pub fn latin1(v: &Value) -> Vec<u8> {
+    v.as_str()
+        .unwrap()
+        .chars()
+        .map(|c| c as u32 as u8)
+        .collect()
+}
+
+/// Runs a sequence file's commands in order and compares every reply with RedisBloom's
+/// (`field`: `resp` or `resp3`). MEMORY and OBJECT replies are server-specific and
+/// skipped; on another server than Redis 7.0 (`REDBLOOM_SERVER`) a DUMP is compared but
+/// for its RDB version and CRC (the last 10 bytes and the CRLF).
+pub fn run_sequence(conn: &mut RawConnection, file: &str, field: &str) {
+    let exact_dump = std::env::var("REDBLOOM_SERVER").is_err();
+    for record in load(file)["commands"].as_array().unwrap() {
+        let argv: Vec<Vec<u8>> = record["argv"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(latin1)
+            .collect();
+        let got = conn.call_raw(&argv);
+        let want = latin1(&record[field]);
+        let name = String::from_utf8_lossy(&argv[0]).to_ascii_uppercase();
+        let shown = String::from_utf8_lossy(&argv[..argv.len().min(4)].join(&b' ')).into_owned();
+        if name == "DUMP" && !exact_dump {
+            assert_eq!(got[..got.len() - 12], want[..want.len() - 12], "{shown}");
+            continue;
+        }
+        if name == "OBJECT" || name == "MEMORY" {
+            continue;
+        }
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            String::from_utf8_lossy(&want),
+            "{field}: {shown}"
+        );
+    }
+}
+
+/// The keys of a manifest.
+pub fn keys(m: &Value) -> &Vec<Value> {
+    m["keys"].as_array().unwrap()
+}
+
+/// Runs `records` (a key's ops or queries) and compares each raw reply with RedisBloom's.
+pub fn check(conn: &mut RawConnection, records: &Value, field: &str) {
+    for record in records.as_array().unwrap() {
+        let argv: Vec<Vec<u8>> = record["argv"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(latin1)
+            .collect();
+        let got = conn.call_raw(&argv);
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            String::from_utf8_lossy(&latin1(&record[field])),
+            "{field}: {}",
+            String::from_utf8_lossy(&argv[..argv.len().min(4)].concat())
+        );
+    }
+}
+
+/// DUMP of every key of a manifest equals RedisBloom's payload (on another server than
+/// Redis 7.0, all but the RDB version and CRC, the last 10 bytes).
+pub fn check_dumps(conn: &mut RawConnection, m: &Value) {
+    let exact = std::env::var("REDBLOOM_SERVER").is_err();
+    for key in keys(m) {
+        let name = key["key"].as_str().unwrap();
+        let dump = conn.call(&["DUMP", name]).bytes();
+        let want = hex::decode(key["dump_hex"].as_str().unwrap()).unwrap();
+        let cut = if exact { 0 } else { 10 };
+        assert_eq!(
+            hex::encode(&dump[..dump.len() - cut]),
+            hex::encode(&want[..want.len() - cut]),
+            "DUMP {name}"
+        );
+    }
+}
+
+/// Every query of every key of a manifest.
+pub fn check_queries(conn: &mut RawConnection, m: &Value, field: &str) {
+    for key in keys(m) {
+        check(conn, &key["queries"], field);
+    }
+}
+
+/// A server started on a copy of the fixture RDB `file`.
+pub fn load_rdb(dir: &TempDir, file: &str) -> Server {
+    std::fs::copy(fixture_dir().join(file), dir.0.join(file)).unwrap();
+    Server::start_in(&dir.0, &["--dbfilename", file])
+}
