@@ -41,9 +41,7 @@ fn existing(key: &Key) -> Result<&mut TDigest, RedisError> {
 
 /// A compression argument: a positive integer.
 fn compression_arg(args: &Args, i: usize) -> Result<i64, RedisError> {
-    let compression = args
-        .integer(i)
-        .ok_or(error(errors::TD_PARSE_COMPRESSION))?;
+    let compression = args.integer(i).ok_or(error(errors::TD_PARSE_COMPRESSION))?;
     if compression <= 0 {
         return Err(error(errors::TD_COMPRESSION_NOT_POSITIVE));
     }
@@ -56,7 +54,11 @@ fn keyword_at(args: &Args, from: usize, word: &str) -> Option<usize> {
     (from..args.len()).position(|i| args.bytes(i).eq_ignore_ascii_case(word.as_bytes()))
 }
 
-fn new_digest(compression: i64, write: &Write, failed: &'static str) -> Result<TDigest, RedisError> {
+fn new_digest(
+    compression: i64,
+    write: &Write,
+    failed: &'static str,
+) -> Result<TDigest, RedisError> {
     TDigest::new(compression, write.max_bytes()).map_err(|e| match e {
         TDigestError::TooLarge => error(too_large()),
         _ => error(failed),
@@ -420,9 +422,8 @@ pub fn rank(ctx: &Context, args: &Args) -> RedisResult {
         vals.push(args.double(i).ok_or(error(errors::TD_PARSE_VALUE))?);
     }
     let reverse = is_reverse(args);
-    let in_range = |d: &TDigest| {
-        d.size() != 0 && vals.iter().any(|&v| !(v < d.min()) && !(v > d.max()))
-    };
+    let in_range =
+        |d: &TDigest| d.size() != 0 && vals.iter().any(|&v| !(v < d.min()) && !(v > d.max()));
     let mut digest = reading(ctx, args, &key, in_range)?;
     let ranks: Vec<i64> = vals.iter().map(|&v| digest.rank(v, reverse)).collect();
     reply_integers(ctx, ranks.into_iter())

@@ -476,8 +476,8 @@ impl TDigest {
                 if val == self.max {
                     return 1.0 - 0.5 / merged_weight;
                 }
-                let dq = (1.0 + (self.max - val) / width * (right_weight / 2.0 - 1.0))
-                    / merged_weight;
+                let dq =
+                    (1.0 + (self.max - val) / width * (right_weight / 2.0 - 1.0)) / merged_weight;
                 return 1.0 - dq;
             }
             return 1.0;
@@ -629,8 +629,7 @@ impl TDigest {
     /// `td_trimmed_mean`, after merging the buffer).
     pub fn trimmed_mean(&mut self, low: f64, high: f64) -> f64 {
         let _ = self.compress();
-        if self.merged_nodes == 0 || !(0.0..=1.0).contains(&low) || !(0.0..=1.0).contains(&high)
-        {
+        if self.merged_nodes == 0 || !(0.0..=1.0).contains(&low) || !(0.0..=1.0).contains(&high) {
             return f64::NAN;
         }
         if self.merged_nodes == 1 {
