@@ -81,6 +81,10 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
         return Status::Err;
     }
     ctx.set_module_options(redis_module::ModuleOptions::HANDLE_IO_ERRORS);
+    if let Err(message) = api::events::watch_forks(ctx) {
+        ctx.log_warning(&message);
+        return Status::Err;
+    }
     api::info::register_info(ctx, stats::info);
     for command in commands() {
         if let Err(message) = register_command(ctx, &command) {

@@ -12,7 +12,7 @@
 //! digest as its master has it.
 
 use crate::api::args::Args;
-use crate::api::events::notify_write;
+use crate::api::events::{forks, notify_write};
 use crate::api::keys::{Key, KeyState};
 use crate::api::replication::{replicate, Replicated};
 use crate::api::replies::{
@@ -37,6 +37,49 @@ fn existing(key: &Key) -> Result<&mut TDigest, RedisError> {
         KeyState::Empty => Err(error(errors::TD_KEY_DOES_NOT_EXIST)),
         KeyState::Other => Err(RedisError::WrongType),
     }
+}
+
+/// Whether this command may change a digest on its own account: a client's command on a
+/// master (a replica's digests change only as its master's stream says; AOF loading
+/// replays the merges it recorded).
+fn acts_as_master(ctx: &Context) -> bool {
+    !ctx.get_flags()
+        .intersects(ContextFlags::SLAVE | ContextFlags::REPLICATED | ContextFlags::LOADING)
+}
+
+/// Merges `digest` (argument `i`) in place and replicates that merge
+/// (`TDIGEST.QUANTILE key 0`: it merges and changes nothing else, on any server).
+fn merge_and_replicate(ctx: &Context, args: &Args, i: usize, digest: &mut TDigest) {
+    if tracked(digest, TDigest::compress).is_ok() && !digest.has_unmerged() {
+        let zero = b"0";
+        replicate(
+            ctx,
+            args,
+            "TDIGEST.QUANTILE",
+            &[Replicated::Arg(i), Replicated::Bytes(zero)],
+        );
+    }
+}
+
+/// The digest in argument `i`, first merged (on a master) if a save wrote it merged
+/// since it was last used: a DUMP (RedisBloom merges the stored digest there) or a fork
+/// child's RDB or AOF rewrite (what a replica's full sync and a restart load). Either
+/// way the merge is replicated, so replicas and the AOF hold what the master holds.
+fn settled<'k>(
+    ctx: &Context,
+    args: &Args,
+    key: &'k Key,
+    i: usize,
+) -> Result<&'k mut TDigest, RedisError> {
+    let digest = existing(key)?;
+    let due = digest.take_merge_due();
+    let forks = forks();
+    let forked = digest.stamp() != forks;
+    digest.set_stamp(forks);
+    if (due || forked) && digest.has_unmerged() && acts_as_master(ctx) {
+        merge_and_replicate(ctx, args, i, digest);
+    }
+    Ok(digest)
 }
 
 /// A compression argument: a positive integer.
@@ -85,7 +128,8 @@ pub fn create(ctx: &Context, args: &Args) -> RedisResult {
         compression = compression_arg(args, 3)?;
     }
     let mut write = Write::new(ctx, args);
-    let digest = new_digest(compression, &write, errors::TD_ALLOCATION_FAILED)?;
+    let mut digest = new_digest(compression, &write, errors::TD_ALLOCATION_FAILED)?;
+    digest.set_stamp(forks());
     key.set(&TDIGEST_TYPE, Box::new(digest))?;
     write.as_received();
     drop(write);
@@ -99,7 +143,7 @@ pub fn reset(ctx: &Context, args: &Args) -> RedisResult {
         return Err(RedisError::WrongArity);
     }
     let key = Key::open(ctx, args, 1, true);
-    tracked(existing(&key)?, TDigest::reset);
+    tracked(settled(ctx, args, &key, 1)?, TDigest::reset);
     ctx.replicate_verbatim();
     notify_write(ctx, args);
     Ok(RedisValue::SimpleStringStatic("OK"))
@@ -112,7 +156,7 @@ pub fn add(ctx: &Context, args: &Args) -> RedisResult {
         return Err(RedisError::WrongArity);
     }
     let key = Key::open(ctx, args, 1, true);
-    let digest = existing(&key)?;
+    existing(&key)?;
     let mut values = Vec::with_capacity(args.len() - 2);
     for i in 2..args.len() {
         let value = args.double(i).ok_or(error(errors::TD_PARSE_VAL))?;
@@ -121,6 +165,7 @@ pub fn add(ctx: &Context, args: &Args) -> RedisResult {
         }
         values.push(value);
     }
+    let digest = settled(ctx, args, &key, 1)?;
     let added = tracked(digest, |digest| {
         values
             .iter()
@@ -145,7 +190,7 @@ pub fn add(ctx: &Context, args: &Args) -> RedisResult {
 /// Compresses the digest in `args[i]` in place (a MERGE source or destination).
 fn compress_key(ctx: &Context, args: &Args, i: usize) -> Result<(), RedisError> {
     let key = Key::open(ctx, args, i, false);
-    let digest = existing(&key)?;
+    let digest = settled(ctx, args, &key, i)?;
     tracked(digest, TDigest::compress).map_err(|_| error(errors::TD_OVERFLOW))
 }
 
@@ -222,6 +267,7 @@ pub fn merge(ctx: &Context, args: &Args) -> RedisResult {
     }
     let write = Write::new(ctx, args);
     let mut to = new_digest(compression, &write, errors::TD_DEST_ALLOCATION_FAILED)?;
+    to.set_stamp(forks());
     drop(write);
     if to_exists && !override_dest {
         // RedisBloom ignores a failure of this first merge.
@@ -287,7 +333,7 @@ fn reading<'k>(
     key: &'k Key,
     merges: impl FnOnce(&TDigest) -> bool,
 ) -> Result<Reading<'k>, RedisError> {
-    let digest = existing(key)?;
+    let digest = settled(ctx, args, key, 1)?;
     if !digest.has_unmerged() || !merges(digest) {
         return Ok(Reading::Stored(digest));
     }
@@ -298,15 +344,7 @@ fn reading<'k>(
         let _ = copy.compress();
         return Ok(Reading::Copy(copy));
     }
-    if tracked(digest, TDigest::compress).is_ok() {
-        let zero = b"0";
-        replicate(
-            ctx,
-            args,
-            "TDIGEST.QUANTILE",
-            &[Replicated::Arg(1), Replicated::Bytes(zero)],
-        );
-    }
+    merge_and_replicate(ctx, args, 1, digest);
     Ok(Reading::Stored(digest))
 }
 
@@ -316,7 +354,7 @@ fn extreme(ctx: &Context, args: &Args, max: bool) -> RedisResult {
         return Err(RedisError::WrongArity);
     }
     let key = Key::open(ctx, args, 1, false);
-    let digest = existing(&key)?;
+    let digest = settled(ctx, args, &key, 1)?;
     let value = match (digest.size() > 0, max) {
         (false, _) => f64::NAN,
         (true, false) => digest.min(),
@@ -461,7 +499,7 @@ pub fn info(ctx: &Context, args: &Args) -> RedisResult {
         return Err(RedisError::WrongArity);
     }
     let key = Key::open(ctx, args, 1, false);
-    let d = existing(&key)?;
+    let d = settled(ctx, args, &key, 1)?;
     let int = FieldValue::Integer;
     reply_field_values(
         ctx,

@@ -44,8 +44,9 @@ pub enum TDigestError {
     Overflow,
 }
 
-/// A merging t-digest. A plain value: equal digests hold equal centroids.
-#[derive(Clone, Debug, PartialEq)]
+/// A merging t-digest. Equal digests hold equal centroids (the owner's bookkeeping,
+/// [`TDigest::stamp`] and [`TDigest::take_merge_due`], does not count).
+#[derive(Clone, Debug)]
 pub struct TDigest {
     compression: f64,
     min: f64,
@@ -60,6 +61,32 @@ pub struct TDigest {
     means: Vec<f64>,
     /// Their weights, in the same order.
     weights: Vec<i64>,
+    /// A save wrote this digest merged while it had a buffer (RedisBloom merges the stored
+    /// digest there): see [`TDigest::take_merge_due`].
+    merge_due: std::cell::Cell<bool>,
+    /// The owner's number (see [`TDigest::stamp`]).
+    stamp: u64,
+}
+
+impl PartialEq for TDigest {
+    fn eq(&self, other: &Self) -> bool {
+        self.compression.to_bits() == other.compression.to_bits()
+            && self.min.to_bits() == other.min.to_bits()
+            && self.max.to_bits() == other.max.to_bits()
+            && self.cap == other.cap
+            && self.merged_nodes == other.merged_nodes
+            && self.unmerged_nodes == other.unmerged_nodes
+            && self.total_compressions == other.total_compressions
+            && self.merged_weight == other.merged_weight
+            && self.unmerged_weight == other.unmerged_weight
+            && self.weights == other.weights
+            && self.means.len() == other.means.len()
+            && self
+                .means
+                .iter()
+                .zip(&other.means)
+                .all(|(a, b)| a.to_bits() == b.to_bits())
+    }
 }
 
 /// C's `x > y ? x : y`.
@@ -228,7 +255,31 @@ impl TDigest {
             unmerged_weight: 0,
             means,
             weights,
+            merge_due: std::cell::Cell::new(false),
+            stamp: 0,
         })
+    }
+
+    /// Whether a save has written this digest merged while its buffer held samples since
+    /// this was last asked (and forgets it). RedisBloom merges the stored digest when it
+    /// saves it (DUMP); this crate's save leaves it as it is, so its owner can merge it
+    /// when it next uses it, where it can tell replicas.
+    pub fn take_merge_due(&self) -> bool {
+        self.merge_due.replace(false)
+    }
+
+    pub(crate) fn note_saved_merged(&self) {
+        self.merge_due.set(true);
+    }
+
+    /// A number the owner keeps with the digest (redbloom: how many fork children the
+    /// server had started when the digest was last used). Not part of the digest's value.
+    pub fn stamp(&self) -> u64 {
+        self.stamp
+    }
+
+    pub fn set_stamp(&mut self, stamp: u64) {
+        self.stamp = stamp;
     }
 
     /// Empties the digest (TDIGEST.RESET): its compression and capacity stay.
@@ -735,6 +786,8 @@ impl TDigest {
             unmerged_weight: 0,
             means,
             weights,
+            merge_due: std::cell::Cell::new(false),
+            stamp: 0,
         }
     }
 }

@@ -16,9 +16,11 @@ pub const TDIGEST_ENCODING: i32 = 0;
 const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
 
 /// Writes a digest in encoding 0, as RedisBloom writes it after merging its buffer (this
-/// digest is left as it is; a merged copy is written when it has unmerged samples).
+/// digest is left as it is, a merged copy is written, and the digest notes it:
+/// [`TDigest::take_merge_due`]).
 pub fn save_tdigest(digest: &TDigest, out: &mut impl FieldWriter) {
     if digest.has_unmerged() {
+        digest.note_saved_merged();
         let mut merged = digest.clone();
         // A total that cannot merge is saved as it stands, as RedisBloom would.
         let _ = merged.compress();

@@ -115,6 +115,45 @@ fn replicas_hold_what_their_master_holds_although_reads_merge() {
     assert_eq!(double(r.call(&q)), double(m.call(&q)));
 }
 
+/// A save writes a digest merged: RedisBloom's DUMP merges the stored digest too (so
+/// INFO and every later answer show it merged); a fork child's RDB (a replica's full
+/// sync, BGSAVE) or AOF rewrite holds it merged while the master's buffer stays. redbloom
+/// merges the stored digest when it next uses it after either, and replicates that merge:
+/// a replica synced from such an RDB, and one that was not, both hold the master's digest.
+#[test]
+fn saves_merge_the_digest_and_replicas_follow() {
+    let master = Server::start();
+    let mut m = master.raw();
+    m.call(&["TDIGEST.CREATE", "a", "COMPRESSION", "10"]);
+    m.call(&["TDIGEST.ADD", "a", "5", "1", "4", "1", "3"]);
+    let info_of = |conn: &mut RawConnection| conn.call(&["TDIGEST.INFO", "a"]).array()[7].int();
+    assert_eq!(info_of(&mut m), 5, "unmerged before the DUMP");
+    m.call(&["DUMP", "a"]);
+    assert_eq!(info_of(&mut m), 0, "merged after the DUMP, as RedisBloom's");
+    // A replica synced now (its RDB: `a` merged) while `a` has a buffer again.
+    m.call(&["TDIGEST.ADD", "a", "2", "9"]);
+    let early = start_replica(&master);
+    wait_for_replicas(&mut m, 1);
+    m.call(&["TDIGEST.ADD", "a", "7", "7", "8"]);
+    m.call(&["BGSAVE"]);
+    crate::support::wait_until("the BGSAVE ends", || {
+        crate::support::info_field(&mut m, "persistence", "rdb_bgsave_in_progress") == "0"
+    });
+    m.call(&["TDIGEST.ADD", "a", "6"]);
+    let late = start_replica(&master);
+    wait_for_replicas(&mut m, 2);
+    for i in 0..30 {
+        m.call(&["TDIGEST.ADD", "a", &format!("{}", i * 3 % 17)]);
+    }
+    for replica in [&early, &late] {
+        let mut r = replica.raw();
+        crate::support::wait_until("the replica has every write", || {
+            r.call(&["TDIGEST.INFO", "a"]) == m.call(&["TDIGEST.INFO", "a"])
+        });
+        assert_eq!(m.call(&["DUMP", "a"]), r.call(&["DUMP", "a"]));
+    }
+}
+
 #[test]
 fn merges_refused_for_overflow_replicate_and_replicas_match() {
     let master = Server::start();
