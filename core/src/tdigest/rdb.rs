@@ -47,6 +47,15 @@ fn write_fields(d: &TDigest, out: &mut impl FieldWriter) {
     }
 }
 
+/// Whether `mean` cannot follow `last` in a digest RedisBloom saved: it is below it by
+/// more than the rounding of t-digest-c's merge can overshoot (the merged mean
+/// `m + (m' − m) × w' / w` may land a few units in the last place past `m'`, before a
+/// neighbour equal to `m'`). NaN follows anything: t-digest-c makes NaN means (∞ − ∞ in
+/// that merge, from values near ±1.8e308) and sorts them anywhere.
+fn out_of_order(last: f64, mean: f64) -> bool {
+    mean < last && last - mean > last.abs() * (8.0 * f64::EPSILON)
+}
+
 /// A double holding a whole number in `0..2^63`.
 fn whole(x: f64) -> Option<i64> {
     (x >= 0.0 && x < TWO_POW_63 && x.fract() == 0.0).then_some(x as i64)
@@ -55,9 +64,11 @@ fn whole(x: f64) -> Option<i64> {
 /// Reads a digest of encoding 0, refusing what RedisBloom never writes: a compression
 /// that is not a whole number in `1..=MAX_COMPRESSION`, a capacity other than the
 /// compression's, more merged nodes than the capacity, an unmerged buffer (other than a
-/// single observation's), NaN or infinite means, means out of order, weights that are
-/// not whole numbers of at least 1, a merged weight other than their sum, NaN extremes
-/// or a minimum above the maximum of a non-empty digest.
+/// single observation's), means out of order (beyond rounding: [`out_of_order`]),
+/// weights that are not whole numbers of at least 1, a merged weight other than their
+/// sum, NaN extremes or a minimum above the maximum of a non-empty digest. Infinite and
+/// NaN means load: RedisBloom writes them (a merge of centroids near ±1.8e308 overflows),
+/// and so can infinite extremes.
 ///
 /// A single observation's digest (one unmerged node of weight 1, no centroid) comes back
 /// with that node: its value is both the minimum and the maximum. (RedisBloom loads a
@@ -91,11 +102,15 @@ pub fn load_tdigest(input: &mut impl FieldReader, encver: i32) -> Option<TDigest
         _ => return None,
     };
     let merged_nodes = merged_nodes as usize;
-    let mut means = Vec::with_capacity(merged_nodes.min(4096));
+    let mut means: Vec<f64> = Vec::with_capacity(merged_nodes.min(4096));
+    let mut last = f64::NEG_INFINITY;
     for _ in 0..merged_nodes {
         let mean = input.double()?;
-        if !mean.is_finite() || means.last().is_some_and(|&last| mean < last) {
+        if out_of_order(last, mean) {
             return None;
+        }
+        if !mean.is_nan() {
+            last = mean;
         }
         means.push(mean);
     }
