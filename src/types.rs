@@ -382,4 +382,8 @@ impl ModuleValue for TDigest {
     fn stats() -> &'static TypeStats {
         &TDIGEST_STATS
     }
+
+    fn defrag(&mut self, _from: u64, relocator: &mut impl Relocator) -> Option<u64> {
+        TDigest::relocate(self, relocator)
+    }
 }

@@ -358,6 +358,14 @@ impl TDigest {
         8 * (self.means.capacity() + self.weights.capacity()) as u64
     }
 
+    /// Offers the centroid arrays to a relocating allocator (the server's active
+    /// defragmentation); both in one step, so nothing to resume.
+    pub fn relocate(&mut self, relocator: &mut impl crate::memory::Relocator) -> Option<u64> {
+        relocator.relocate(&mut self.means);
+        relocator.relocate(&mut self.weights);
+        None
+    }
+
     /// Whether a query would merge buffered samples first (and so change the digest).
     pub fn has_unmerged(&self) -> bool {
         self.unmerged_nodes > 0
