@@ -461,7 +461,7 @@ pub fn rank(ctx: &Context, args: &Args) -> RedisResult {
     }
     let reverse = is_reverse(args);
     let in_range =
-        |d: &TDigest| d.size() != 0 && vals.iter().any(|&v| !(v < d.min()) && !(v > d.max()));
+        |d: &TDigest| d.size() != 0 && vals.iter().any(|&v| v >= d.min() && v <= d.max());
     let mut digest = reading(ctx, args, &key, in_range)?;
     let ranks: Vec<i64> = vals.iter().map(|&v| digest.rank(v, reverse)).collect();
     reply_integers(ctx, ranks.into_iter())

@@ -125,7 +125,7 @@ fn weighted_average(x1: f64, w1: f64, x2: f64, w2: f64) -> f64 {
 /// A double converted to `long long` as x86-64 does it (`cvttsd2si`): truncated, and
 /// `i64::MIN` for NaN and anything out of range (RedisBloom replies such ranks).
 pub fn c_to_i64(x: f64) -> i64 {
-    if x.is_nan() || x >= 9_223_372_036_854_775_808.0 || x < -9_223_372_036_854_775_808.0 {
+    if !(-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&x) {
         i64::MIN
     } else {
         x as i64
@@ -641,6 +641,8 @@ impl TDigest {
     /// The value below which a fraction `q` of the observations falls (t-digest-c's
     /// `td_quantile`, after merging the buffer): NaN outside `[0, 1]` or when nothing is
     /// merged.
+    // C's range check, which a NaN passes (kept as written).
+    #[allow(clippy::manual_range_contains)]
     pub fn quantile(&mut self, q: f64) -> f64 {
         let _ = self.compress();
         if q < 0.0 || q > 1.0 || self.merged_nodes == 0 {
@@ -661,6 +663,7 @@ impl TDigest {
     /// The values at several quantiles, one walk over the centroids for the whole list
     /// (t-digest-c's `td_quantiles`; TDIGEST.QUANTILE passes each ascending run of its
     /// arguments). The quantiles are in `[0, 1]`.
+    #[allow(clippy::manual_range_contains)]
     pub fn quantiles(&mut self, qs: &[f64], out: &mut Vec<f64>) {
         let _ = self.compress();
         let n = self.merged_nodes;

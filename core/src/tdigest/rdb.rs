@@ -58,7 +58,7 @@ fn out_of_order(last: f64, mean: f64) -> bool {
 
 /// A double holding a whole number in `0..2^63`.
 fn whole(x: f64) -> Option<i64> {
-    (x >= 0.0 && x < TWO_POW_63 && x.fract() == 0.0).then_some(x as i64)
+    ((0.0..TWO_POW_63).contains(&x) && x.fract() == 0.0).then_some(x as i64)
 }
 
 /// Reads a digest of encoding 0, refusing what RedisBloom never writes: a compression
