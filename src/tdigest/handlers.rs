@@ -149,22 +149,34 @@ pub fn reset(ctx: &Context, args: &Args) -> RedisResult {
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
 
-/// TDIGEST.ADD key value [value ...]: every value is parsed and checked before any is
-/// added. An overflow stops the adds there (those before it stay, as in RedisBloom).
-pub fn add(ctx: &Context, args: &Args) -> RedisResult {
+/// The key of a command taking one or more values from argument 2 on (opened for writing
+/// when `write`), and its values: the arity first, then the key (it must hold a digest),
+/// then each value through `parse`, in order (RedisBloom's order of checks).
+fn key_and_values<T>(
+    ctx: &Context,
+    args: &Args,
+    write: bool,
+    parse: impl Fn(usize) -> Result<T, RedisError>,
+) -> Result<(Key, Vec<T>), RedisError> {
     if args.len() < 3 {
         return Err(RedisError::WrongArity);
     }
-    let key = Key::open(ctx, args, 1, true);
+    let key = Key::open(ctx, args, 1, write);
     existing(&key)?;
-    let mut values = Vec::with_capacity(args.len() - 2);
-    for i in 2..args.len() {
+    let values = (2..args.len()).map(parse).collect::<Result<Vec<T>, _>>()?;
+    Ok((key, values))
+}
+
+/// TDIGEST.ADD key value [value ...]: every value is parsed and checked before any is
+/// added. An overflow stops the adds there (those before it stay, as in RedisBloom).
+pub fn add(ctx: &Context, args: &Args) -> RedisResult {
+    let (key, values) = key_and_values(ctx, args, true, |i| {
         let value = args.double(i).ok_or(error(errors::TD_PARSE_VAL))?;
         if !value.is_finite() {
             return Err(error(errors::TD_VAL_NOT_FINITE));
         }
-        values.push(value);
-    }
+        Ok(value)
+    })?;
     let digest = settled(ctx, args, &key, 1)?;
     let added = tracked(digest, |digest| {
         values
@@ -380,44 +392,23 @@ fn reply_doubles(ctx: &Context, values: &[f64]) -> RedisResult {
 /// TDIGEST.QUANTILE key q [q ...]: each ascending run of quantiles in one walk, as
 /// RedisBloom groups them (the walk's state carries over within a run).
 pub fn quantile(ctx: &Context, args: &Args) -> RedisResult {
-    if args.len() < 3 {
-        return Err(RedisError::WrongArity);
-    }
-    let key = Key::open(ctx, args, 1, false);
-    existing(&key)?;
-    let mut qs = Vec::with_capacity(args.len() - 2);
-    for i in 2..args.len() {
+    let (key, qs) = key_and_values(ctx, args, false, |i| {
         let q = args.double(i).ok_or(error(errors::TD_PARSE_QUANTILE))?;
         if !(0.0..=1.0).contains(&q) {
             return Err(error(errors::TD_QUANTILE_RANGE));
         }
-        qs.push(q);
-    }
+        Ok(q)
+    })?;
     let mut digest = reading(ctx, args, &key, |_| true)?;
-    let mut values = Vec::with_capacity(qs.len());
-    let mut start = 0;
-    while start < qs.len() {
-        let mut end = start + 1;
-        while end < qs.len() && qs[end - 1] <= qs[end] {
-            end += 1;
-        }
-        digest.quantiles(&qs[start..end], &mut values);
-        start = end;
-    }
+    let values = digest.quantiles_by_runs(&qs);
     reply_doubles(ctx, &values)
 }
 
 /// TDIGEST.CDF key value [value ...]
 pub fn cdf(ctx: &Context, args: &Args) -> RedisResult {
-    if args.len() < 3 {
-        return Err(RedisError::WrongArity);
-    }
-    let key = Key::open(ctx, args, 1, false);
-    existing(&key)?;
-    let mut vals = Vec::with_capacity(args.len() - 2);
-    for i in 2..args.len() {
-        vals.push(args.double(i).ok_or(error(errors::TD_PARSE_CDF))?);
-    }
+    let (key, vals) = key_and_values(ctx, args, false, |i| {
+        args.double(i).ok_or(error(errors::TD_PARSE_CDF))
+    })?;
     let mut digest = reading(ctx, args, &key, |_| true)?;
     let values: Vec<f64> = vals.iter().map(|&v| digest.cdf(v)).collect();
     reply_doubles(ctx, &values)
@@ -450,15 +441,9 @@ fn is_reverse(args: &Args) -> bool {
 /// TDIGEST.RANK / REVRANK key value [value ...]: the CDF (which merges the buffer) is
 /// consulted only for values within the observed range of a non-empty digest.
 pub fn rank(ctx: &Context, args: &Args) -> RedisResult {
-    if args.len() < 3 {
-        return Err(RedisError::WrongArity);
-    }
-    let key = Key::open(ctx, args, 1, false);
-    existing(&key)?;
-    let mut vals = Vec::with_capacity(args.len() - 2);
-    for i in 2..args.len() {
-        vals.push(args.double(i).ok_or(error(errors::TD_PARSE_VALUE))?);
-    }
+    let (key, vals) = key_and_values(ctx, args, false, |i| {
+        args.double(i).ok_or(error(errors::TD_PARSE_VALUE))
+    })?;
     let reverse = is_reverse(args);
     let in_range =
         |d: &TDigest| d.size() != 0 && vals.iter().any(|&v| v >= d.min() && v <= d.max());
@@ -470,19 +455,13 @@ pub fn rank(ctx: &Context, args: &Args) -> RedisResult {
 /// TDIGEST.BYRANK / BYREVRANK key rank [rank ...]: the quantile (which merges the
 /// buffer) is consulted only for ranks strictly between 0 and the size.
 pub fn by_rank(ctx: &Context, args: &Args) -> RedisResult {
-    if args.len() < 3 {
-        return Err(RedisError::WrongArity);
-    }
-    let key = Key::open(ctx, args, 1, false);
-    existing(&key)?;
-    let mut ranks = Vec::with_capacity(args.len() - 2);
-    for i in 2..args.len() {
+    let (key, ranks) = key_and_values(ctx, args, false, |i| {
         let rank = args.integer(i).ok_or(error(errors::TD_PARSE_RANK))?;
         if rank < 0 {
             return Err(error(errors::TD_RANK_NEGATIVE));
         }
-        ranks.push(rank);
-    }
+        Ok(rank)
+    })?;
     let reverse = is_reverse(args);
     let inside = |d: &TDigest| {
         let size = d.size() as f64;

@@ -687,6 +687,22 @@ impl TDigest {
         }
     }
 
+    /// TDIGEST.QUANTILE's values: RedisBloom splits its arguments into ascending runs and
+    /// answers each run with one walk ([`quantiles`](Self::quantiles)).
+    pub fn quantiles_by_runs(&mut self, qs: &[f64]) -> Vec<f64> {
+        let mut values = Vec::with_capacity(qs.len());
+        let mut start = 0;
+        while start < qs.len() {
+            let mut end = start + 1;
+            while end < qs.len() && qs[end - 1] <= qs[end] {
+                end += 1;
+            }
+            self.quantiles(&qs[start..end], &mut values);
+            start = end;
+        }
+        values
+    }
+
     /// The mean of the observations between the quantiles `low` and `high` (t-digest-c's
     /// `td_trimmed_mean`, after merging the buffer).
     pub fn trimmed_mean(&mut self, low: f64, high: f64) -> f64 {

@@ -113,20 +113,7 @@ impl Replay {
                 let got: Vec<f64> = match name.as_str() {
                     "TDIGEST.MIN" => vec![if d.size() > 0 { d.min() } else { f64::NAN }],
                     "TDIGEST.MAX" => vec![if d.size() > 0 { d.max() } else { f64::NAN }],
-                    "TDIGEST.QUANTILE" => {
-                        let qs = nums(2);
-                        let mut out = Vec::new();
-                        let mut start = 0;
-                        while start < qs.len() {
-                            let mut end = start + 1;
-                            while end < qs.len() && qs[end - 1] <= qs[end] {
-                                end += 1;
-                            }
-                            d.quantiles(&qs[start..end], &mut out);
-                            start = end;
-                        }
-                        out
-                    }
+                    "TDIGEST.QUANTILE" => d.quantiles_by_runs(&nums(2)),
                     "TDIGEST.CDF" => nums(2).into_iter().map(|v| d.cdf(v)).collect(),
                     "TDIGEST.TRIMMED_MEAN" => {
                         vec![d.trimmed_mean(parse(argv[2]), parse(argv[3]))]

@@ -5,8 +5,8 @@
 //! payloads, MEMORY USAGE); then what redbloom adds: replication by effect, keyspace
 //! events, the INFO section, COPY and DEBUG DIGEST-VALUE.
 
-use crate::support::golden::run_sequence;
-use crate::support::{start_replica, wait_for_replicas, RawConnection, Reply, Server};
+use crate::support::golden::{run_sequence, sequence_on_a_fresh_server};
+use crate::support::{start_replica, wait_for_replicas, Reply, Server};
 
 const GOLDEN: &str = "cms.commands.json";
 
@@ -22,12 +22,7 @@ fn every_reply_and_error_is_redisbloom_s_in_resp2() {
 
 #[test]
 fn every_reply_and_error_is_redisbloom_s_in_resp3() {
-    let server = Server::start();
-    run_sequence(
-        &mut RawConnection::connect_resp3(server.port).unwrap(),
-        GOLDEN,
-        "resp3",
-    );
+    sequence_on_a_fresh_server(GOLDEN, "resp3");
 }
 
 #[test]

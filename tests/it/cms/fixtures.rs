@@ -5,67 +5,19 @@
 //! DUMP payloads; and with `REDISBLOOM_MODULE` (a RedisBloom build) set, RedisBloom loads
 //! the RDB redbloom writes and answers identically.
 
-use crate::support::golden::{check, check_dumps, check_queries, keys, load, load_rdb};
-use crate::support::{RawConnection, Server, TempDir};
-use serde_json::Value;
-
-fn manifest() -> Value {
-    load("cms.manifest.json")
-}
+use crate::support::golden::{rdb_loads_and_answers, redisbloom_loads_ours, replay_gives_the_same};
 
 #[test]
 fn a_redisbloom_rdb_loads_and_answers_identically() {
-    let m = manifest();
-    let dir = TempDir::new("cms-fixture");
-    let server = load_rdb(&dir, "cms.rdb");
-    let mut conn = server.raw();
-    assert_eq!(conn.call(&["DBSIZE"]).int(), keys(&m).len() as i64);
-    check_queries(&mut conn, &m, "resp");
-    check_dumps(&mut conn, &m);
-    let mut conn3 = RawConnection::connect_resp3(server.port).unwrap();
-    check_queries(&mut conn3, &m, "resp3");
+    rdb_loads_and_answers("cms");
 }
 
 #[test]
 fn replaying_the_commands_gives_the_same_replies_and_bytes() {
-    let m = manifest();
-    let server = Server::start();
-    let mut conn = server.raw();
-    for key in keys(&m) {
-        check(&mut conn, &key["ops"], "resp");
-    }
-    check_queries(&mut conn, &m, "resp");
-    check_dumps(&mut conn, &m);
-    // RESP3 clients get 2.6's replies to the same commands.
-    let server3 = Server::start();
-    let mut conn3 = RawConnection::connect_resp3(server3.port).unwrap();
-    for key in keys(&m) {
-        check(&mut conn3, &key["ops"], "resp3");
-    }
-    check_queries(&mut conn3, &m, "resp3");
+    replay_gives_the_same("cms");
 }
 
-/// The other direction: RedisBloom (`REDISBLOOM_MODULE`) loads redbloom's RDB file and
-/// answers as the manifest says. Skipped, with a message, without a RedisBloom build.
 #[test]
 fn redisbloom_loads_the_rdb_redbloom_writes() {
-    let Some(reference) = crate::support::redisbloom("redisbloom_loads_the_rdb_redbloom_writes")
-    else {
-        return;
-    };
-    let m = manifest();
-    let dir = TempDir::new("cms-reverse");
-    {
-        let server = Server::start_in(&dir.0, &["--dbfilename", "ours.rdb"]);
-        let mut conn = server.raw();
-        for key in keys(&m) {
-            check(&mut conn, &key["ops"], "resp");
-        }
-        assert_eq!(conn.call(&["SAVE"]).text(), "OK");
-    }
-    let server = Server::start_in_with_module(&dir.0, &reference, &["--dbfilename", "ours.rdb"]);
-    let mut conn = server.raw();
-    assert_eq!(conn.call(&["DBSIZE"]).int(), keys(&m).len() as i64);
-    check_queries(&mut conn, &m, "resp");
-    check_dumps(&mut conn, &m);
+    redisbloom_loads_ours("cms", "redisbloom_loads_the_rdb_redbloom_writes");
 }

@@ -26,6 +26,16 @@ pub fn latin1(v: &Value) -> Vec<u8> {
         .collect()
 }
 
+/// A record's `argv` as bytes.
+pub fn argv(record: &Value) -> Vec<Vec<u8>> {
+    record["argv"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(latin1)
+        .collect()
+}
+
 /// Runs a sequence file's commands in order and compares every reply with RedisBloom's
 /// (`field`: `resp` or `resp3`). MEMORY and OBJECT replies are server-specific and
 /// skipped; on another server than Redis 7.0 (`REDBLOOM_SERVER`) a DUMP is compared but
@@ -33,12 +43,7 @@ pub fn latin1(v: &Value) -> Vec<u8> {
 pub fn run_sequence(conn: &mut RawConnection, file: &str, field: &str) {
     let exact_dump = std::env::var("REDBLOOM_SERVER").is_err();
     for record in load(file)["commands"].as_array().unwrap() {
-        let argv: Vec<Vec<u8>> = record["argv"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(latin1)
-            .collect();
+        let argv = argv(record);
         let got = conn.call_raw(&argv);
         let want = latin1(&record[field]);
         let name = String::from_utf8_lossy(&argv[0]).to_ascii_uppercase();
@@ -58,6 +63,20 @@ pub fn run_sequence(conn: &mut RawConnection, file: &str, field: &str) {
     }
 }
 
+/// A connection speaking RESP2 (`resp`) or RESP3 (`resp3`).
+fn connect(server: &Server, field: &str) -> RawConnection {
+    match field {
+        "resp" => server.raw(),
+        _ => RawConnection::connect_resp3(server.port).unwrap(),
+    }
+}
+
+/// [`run_sequence`] on a fresh server, for a RESP2 (`resp`) or RESP3 (`resp3`) client.
+pub fn sequence_on_a_fresh_server(file: &str, field: &str) {
+    let server = Server::start();
+    run_sequence(&mut connect(&server, field), file, field);
+}
+
 /// The keys of a manifest.
 pub fn keys(m: &Value) -> &Vec<Value> {
     m["keys"].as_array().unwrap()
@@ -66,12 +85,7 @@ pub fn keys(m: &Value) -> &Vec<Value> {
 /// Runs `records` (a key's ops or queries) and compares each raw reply with RedisBloom's.
 pub fn check(conn: &mut RawConnection, records: &Value, field: &str) {
     for record in records.as_array().unwrap() {
-        let argv: Vec<Vec<u8>> = record["argv"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(latin1)
-            .collect();
+        let argv = argv(record);
         let got = conn.call_raw(&argv);
         assert_eq!(
             String::from_utf8_lossy(&got),
@@ -110,4 +124,58 @@ pub fn check_queries(conn: &mut RawConnection, m: &Value, field: &str) {
 pub fn load_rdb(dir: &TempDir, file: &str) -> Server {
     std::fs::copy(fixture_dir().join(file), dir.0.join(file)).unwrap();
     Server::start_in(&dir.0, &["--dbfilename", file])
+}
+
+/// An RDB file RedisBloom wrote (`<family>.rdb`) loads: its keys, every query answered and
+/// every DUMP payload as the manifest (`<family>.manifest.json`) says, in RESP2 and RESP3.
+pub fn rdb_loads_and_answers(family: &str) {
+    let m = load(&format!("{family}.manifest.json"));
+    let dir = TempDir::new(&format!("{family}-fixture"));
+    let server = load_rdb(&dir, &format!("{family}.rdb"));
+    let mut conn = server.raw();
+    assert_eq!(conn.call(&["DBSIZE"]).int(), keys(&m).len() as i64);
+    check_dumps(&mut conn, &m);
+    check_queries(&mut conn, &m, "resp");
+    check_dumps(&mut conn, &m);
+    let mut conn3 = RawConnection::connect_resp3(server.port).unwrap();
+    check_queries(&mut conn3, &m, "resp3");
+}
+
+/// The manifest's ops replayed on empty servers give RedisBloom's replies, answers and
+/// DUMP payloads (RESP2 and RESP3).
+pub fn replay_gives_the_same(family: &str) {
+    let m = load(&format!("{family}.manifest.json"));
+    for field in ["resp", "resp3"] {
+        let server = Server::start();
+        let mut conn = connect(&server, field);
+        for key in keys(&m) {
+            check(&mut conn, &key["ops"], field);
+        }
+        check_queries(&mut conn, &m, field);
+        check_dumps(&mut conn, &m);
+    }
+}
+
+/// The other direction: RedisBloom (`REDISBLOOM_MODULE`) loads the RDB redbloom writes
+/// after the manifest's ops and answers as the manifest says. Skipped, with a message
+/// naming `test`, without a RedisBloom build.
+pub fn redisbloom_loads_ours(family: &str, test: &str) {
+    let Some(reference) = super::redisbloom(test) else {
+        return;
+    };
+    let m = load(&format!("{family}.manifest.json"));
+    let dir = TempDir::new(&format!("{family}-reverse"));
+    {
+        let server = Server::start_in(&dir.0, &["--dbfilename", "ours.rdb"]);
+        let mut conn = server.raw();
+        for key in keys(&m) {
+            check(&mut conn, &key["ops"], "resp");
+        }
+        assert_eq!(conn.call(&["SAVE"]).text(), "OK");
+    }
+    let server = Server::start_in_with_module(&dir.0, &reference, &["--dbfilename", "ours.rdb"]);
+    let mut conn = server.raw();
+    assert_eq!(conn.call(&["DBSIZE"]).int(), keys(&m).len() as i64);
+    check_queries(&mut conn, &m, "resp");
+    check_dumps(&mut conn, &m);
 }

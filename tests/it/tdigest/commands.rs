@@ -6,29 +6,21 @@
 //! redbloom adds: replicas equal to their master although reads merge the buffer,
 //! keyspace events, the INFO section, COPY, DEBUG DIGEST-VALUE and the AOF rewrite.
 
-use crate::support::golden::{latin1, load, run_sequence};
+use crate::support::golden::{latin1, load, sequence_on_a_fresh_server};
 use crate::support::{start_replica, wait_for_replicas, RawConnection, Reply, Server};
 
 const GOLDEN: &str = "tdigest.commands.json";
 
 #[test]
 fn every_reply_and_error_is_redisbloom_s_in_resp2() {
-    let server = Server::start();
-    run_sequence(&mut server.raw(), GOLDEN, "resp");
+    sequence_on_a_fresh_server(GOLDEN, "resp");
 }
 
 #[test]
 fn every_reply_and_error_is_redisbloom_s_in_resp3() {
-    let server = Server::start();
-    run_sequence(
-        &mut RawConnection::connect_resp3(server.port).unwrap(),
-        GOLDEN,
-        "resp3",
-    );
+    sequence_on_a_fresh_server(GOLDEN, "resp3");
 }
 
-/// MEMORY USAGE (skipped by the sequence: server-specific) is RedisBloom's on Redis 7.0:
-/// the value's 8 + 16 bytes per centroid of capacity, plus the server's key overhead.
 #[test]
 fn memory_usage_is_redisbloom_s() {
     if std::env::var("REDBLOOM_SERVER").is_ok() {

@@ -3,16 +3,13 @@
 //! COMPRESSION beyond the memory ceiling is an error reply (RedisBloom aborts the server
 //! on TDIGEST.CREATE k COMPRESSION 1000000000).
 
-use crate::support::dump_payload::{decode, encode_value, learn_version, restore, seal, F};
-use crate::support::{RawConnection, Reply, Server};
+use crate::support::dump_payload::{
+    alive_without, decode, encode_value, learn_version, restore, seal, F,
+};
+use crate::support::{Reply, Server};
 
 const BAD_DATA_FORMAT: &str = "ERR Bad data format";
 const TOO_LARGE: &str = "ERR filter would exceed the max-filter-bytes limit";
-
-fn alive_without(conn: &mut RawConnection, key: &str, what: &str) {
-    assert_eq!(conn.call(&["PING"]), Reply::Simple("PONG".into()), "{what}");
-    assert_eq!(conn.call(&["EXISTS", key]).int(), 0, "{what}");
-}
 
 /// A digest's fields: compression 5 (capacity 40) with centroids `means` / `weights`.
 fn digest(min: f64, max: f64, means: &[f64], weights: &[f64]) -> Vec<F> {
