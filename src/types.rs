@@ -367,7 +367,7 @@ impl ModuleValue for TDigest {
     }
 
     fn try_clone(&self) -> Option<Self> {
-        Some(self.clone())
+        TDigest::try_clone(self)
     }
 
     /// Items: the observations; one centroid array.

@@ -358,6 +358,31 @@ impl TDigest {
         8 * (self.means.capacity() + self.weights.capacity()) as u64
     }
 
+    /// A copy, or `None` when the allocator refuses its arrays (COPY).
+    pub fn try_clone(&self) -> Option<TDigest> {
+        let mut means = Vec::new();
+        let mut weights = Vec::new();
+        means.try_reserve_exact(self.means.capacity()).ok()?;
+        weights.try_reserve_exact(self.weights.capacity()).ok()?;
+        means.extend_from_slice(&self.means);
+        weights.extend_from_slice(&self.weights);
+        Some(TDigest {
+            compression: self.compression,
+            min: self.min,
+            max: self.max,
+            cap: self.cap,
+            merged_nodes: self.merged_nodes,
+            unmerged_nodes: self.unmerged_nodes,
+            total_compressions: self.total_compressions,
+            merged_weight: self.merged_weight,
+            unmerged_weight: self.unmerged_weight,
+            means,
+            weights,
+            merge_due: self.merge_due.clone(),
+            stamp: self.stamp,
+        })
+    }
+
     /// Offers the centroid arrays to a relocating allocator (the server's active
     /// defragmentation); both in one step, so nothing to resume.
     pub fn relocate(&mut self, relocator: &mut impl crate::memory::Relocator) -> Option<u64> {

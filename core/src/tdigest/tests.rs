@@ -329,6 +329,20 @@ fn the_sort_is_t_digest_c_s_quicksort() {
 }
 
 #[test]
+fn a_copy_is_equal_and_independent() {
+    let mut d = digest(7);
+    for v in [3.0, 1.0, 2.0] {
+        d.add(v, 1).unwrap();
+    }
+    let mut copy = d.try_clone().unwrap();
+    assert_eq!(copy, d);
+    assert_eq!(copy.capacity(), d.capacity());
+    copy.add(9.0, 1).unwrap();
+    assert_ne!(copy, d);
+    assert_eq!(d.size(), 3);
+}
+
+#[test]
 fn c_conversions() {
     assert_eq!(c_to_i64(f64::NAN), i64::MIN);
     assert_eq!(c_to_i64(1e19), i64::MIN);
