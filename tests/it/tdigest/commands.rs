@@ -276,3 +276,32 @@ fn aof_rewrite_is_restore_of_dump_and_replays() {
     assert_eq!(conn.call(&["DUMP", "b"]), dump_b);
     assert_eq!(double(conn.call(&["TDIGEST.MIN", "b"])), "1.5");
 }
+
+/// The AOF (fed as replicas are) records each merge a read caused, so replaying it after a
+/// restart rebuilds the digest as it was, buffer included.
+#[test]
+fn an_aof_replay_rebuilds_the_digest_with_its_buffer() {
+    let mut server = Server::start_with(&["--appendonly", "yes", "--appendfsync", "always"]);
+    let mut conn = server.raw();
+    conn.call(&["TDIGEST.CREATE", "a", "COMPRESSION", "8"]);
+    for round in 0..30 {
+        let values: Vec<String> = (0..5)
+            .map(|i| format!("{}", (round * 7 + i * 13) % 41))
+            .collect();
+        let mut add = vec!["TDIGEST.ADD", "a"];
+        add.extend(values.iter().map(String::as_str));
+        conn.call(&add);
+        if round % 3 == 0 {
+            conn.call(&["TDIGEST.CDF", "a", "20"]);
+        }
+    }
+    conn.call(&["TDIGEST.ADD", "a", "1", "2"]);
+    let info = conn.call(&["TDIGEST.INFO", "a"]);
+    assert_ne!(info.array()[7], Reply::Int(0), "a buffer to rebuild");
+    let dump = conn.call(&["DUMP", "a"]);
+    drop(conn);
+    server.restart(&["--appendonly", "yes"]);
+    let mut conn = server.raw();
+    assert_eq!(conn.call(&["TDIGEST.INFO", "a"]), info);
+    assert_eq!(conn.call(&["DUMP", "a"]), dump);
+}
