@@ -180,6 +180,21 @@ fn sort_centroids(means: &mut [f64], weights: &mut [i64]) {
             }
             continue;
         }
+        if means[start..=end].iter().all(|&m| m == means[start]) {
+            // All means equal: each partition moves the central element to the front and
+            // the front one to the end, and goes on with the rest; done here in one pass
+            // instead of one scan per element (same result).
+            let mut start = start;
+            while end - start >= 2 {
+                let pivot_idx = (end + start) / 2;
+                means.swap(pivot_idx, end);
+                weights.swap(pivot_idx, end);
+                means.swap(start, end);
+                weights.swap(start, end);
+                start += 1;
+            }
+            continue;
+        }
         let pivot_idx = (end + start) / 2;
         let pivot_mean = means[pivot_idx];
         means.swap(pivot_idx, end);

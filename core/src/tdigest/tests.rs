@@ -342,6 +342,55 @@ fn a_copy_is_equal_and_independent() {
     assert_eq!(d.size(), 3);
 }
 
+/// t-digest-c's `td_qsort`, transcribed as written (recursive), for comparison.
+fn reference_qsort(means: &mut [f64], weights: &mut [i64], start: usize, end: usize) {
+    if start >= end {
+        return;
+    }
+    if end - start == 1 {
+        if means[start] > means[end] {
+            means.swap(start, end);
+            weights.swap(start, end);
+        }
+        return;
+    }
+    let pivot_idx = (end + start) / 2;
+    let pivot = means[pivot_idx];
+    means.swap(pivot_idx, end);
+    weights.swap(pivot_idx, end);
+    let mut i = start as isize - 1;
+    for j in start..end {
+        if means[j] < pivot {
+            i += 1;
+            means.swap(i as usize, j);
+            weights.swap(i as usize, j);
+        }
+    }
+    let p = (i + 1) as usize;
+    means.swap(p, end);
+    weights.swap(p, end);
+    if p > start {
+        reference_qsort(means, weights, start, p - 1);
+    }
+    reference_qsort(means, weights, p + 1, end);
+}
+
+proptest! {
+    #[test]
+    fn the_sort_is_the_reference_sort(pairs in proptest::collection::vec((0u8..4, 1i64..5), 0..300)) {
+        let mut means: Vec<f64> = pairs.iter().map(|p| f64::from(p.0)).collect();
+        let mut weights: Vec<i64> = pairs.iter().map(|p| p.1).collect();
+        let (mut m2, mut w2) = (means.clone(), weights.clone());
+        sort_centroids(&mut means, &mut weights);
+        if !m2.is_empty() {
+            let end = m2.len() - 1;
+            reference_qsort(&mut m2, &mut w2, 0, end);
+        }
+        prop_assert_eq!(weights, w2);
+        prop_assert_eq!(means, m2);
+    }
+}
+
 #[test]
 fn c_conversions() {
     assert_eq!(c_to_i64(f64::NAN), i64::MIN);
