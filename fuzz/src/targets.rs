@@ -210,7 +210,13 @@ pub fn tdigest_rdb(data: &[u8]) {
     rdb::save_tdigest(&digest, &mut saved);
     let mut merged = digest.clone();
     if merged.compress().is_ok() {
-        assert_eq!(rdb::load_tdigest(&mut saved, rdb::TDIGEST_ENCODING), Some(merged));
+        let loaded = rdb::load_tdigest(&mut saved, rdb::TDIGEST_ENCODING);
+        // Weights are saved as doubles (RedisBloom's layout): exact below 2^53.
+        if merged.size() < 1 << 53 {
+            assert_eq!(loaded, Some(merged));
+        } else {
+            assert!(loaded.is_some(), "a saved digest must load");
+        }
     }
 }
 

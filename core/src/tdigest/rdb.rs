@@ -56,6 +56,20 @@ fn out_of_order(last: f64, mean: f64) -> bool {
     mean < last && last - mean > last.abs() * (8.0 * f64::EPSILON)
 }
 
+/// Whether weights summing to `sum` can belong to a digest of merged weight
+/// `merged_weight` as RedisBloom saves it: exactly, while every number involved is below
+/// 2^53; above, doubles round (t-digest-c keeps the merged weight as the double of the
+/// total, and the RDB holds each weight as a double), so within the rounding of the
+/// `n + 1` numbers involved.
+fn adds_up(sum: i128, merged_weight: i64, n: usize) -> bool {
+    const EXACT: i128 = 1 << 53;
+    if sum < EXACT && i128::from(merged_weight) < EXACT {
+        return sum == i128::from(merged_weight);
+    }
+    let slack = (n as f64 + 1.0) * merged_weight.max(1) as f64 * f64::EPSILON;
+    ((sum - i128::from(merged_weight)).abs() as f64) <= slack
+}
+
 /// A double holding a whole number in `0..2^63`.
 fn whole(x: f64) -> Option<i64> {
     ((0.0..TWO_POW_63).contains(&x) && x.fract() == 0.0).then_some(x as i64)
@@ -66,7 +80,7 @@ fn whole(x: f64) -> Option<i64> {
 /// compression's, more merged nodes than the capacity, an unmerged buffer (other than a
 /// single observation's), means out of order (beyond rounding: [`out_of_order`]),
 /// weights that are not whole numbers of at least 1, a merged weight other than their
-/// sum, NaN extremes or a minimum above the maximum of a non-empty digest. Infinite and
+/// sum (beyond the rounding of doubles past 2^53: [`adds_up`]), NaN extremes or a minimum above the maximum of a non-empty digest. Infinite and
 /// NaN means load: RedisBloom writes them (a merge of centroids near ±1.8e308 overflows),
 /// and so can infinite extremes.
 ///
@@ -115,13 +129,13 @@ pub fn load_tdigest(input: &mut impl FieldReader, encver: i32) -> Option<TDigest
         means.push(mean);
     }
     let mut weights = Vec::with_capacity(merged_nodes.min(4096));
-    let mut sum = 0i64;
+    let mut sum = 0i128;
     for _ in 0..merged_nodes {
         let weight = whole(input.double()?).filter(|&w| w >= 1)?;
-        sum = sum.checked_add(weight)?;
+        sum += i128::from(weight);
         weights.push(weight);
     }
-    if sum != merged_weight || (merged_nodes > 0 && min > max) {
+    if !adds_up(sum, merged_weight, merged_nodes) || (merged_nodes > 0 && min > max) {
         return None;
     }
     let mut digest = TDigest::from_parts(

@@ -457,6 +457,17 @@ fn loader_refuses_what_redisbloom_never_writes() {
         edit(9 + n, Field::Double(0.5)).is_none(),
         "fractional weight"
     );
+    assert!(
+        edit(7, Field::Double(6.0)).is_none(),
+        "merged weight off by one"
+    );
+    // Past 2^53 the saved weights are rounded doubles: within rounding they load.
+    let mut big = digest(5);
+    big.add(1.0, (1 << 60) + 1).unwrap();
+    big.add(2.0, (1 << 58) + 3).unwrap();
+    big.compress().unwrap();
+    let loaded = load_tdigest(&mut saved(&big), TDIGEST_ENCODING).unwrap();
+    assert_eq!(loaded.size(), big.size());
     let mut short = good.clone();
     short.fields.pop();
     assert!(load_tdigest(&mut short, TDIGEST_ENCODING).is_none());
