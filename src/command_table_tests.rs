@@ -9,13 +9,14 @@ use std::collections::HashSet;
 
 /// Each family's prefix and ACL category, stated here independently of the tables
 /// (`bloom` and `cuckoo` are RedisBloom's names).
-const EXPECTED_FAMILIES: [(&str, &str); 6] = [
+const EXPECTED_FAMILIES: [(&str, &str); 7] = [
     ("bf", "bloom"),
     ("cf", "cuckoo"),
     ("cbf", "cbf"),
     ("wbf", "wbf"),
     ("cms", "cms"),
     ("topk", "topk"),
+    ("tdigest", "tdigest"),
 ];
 
 /// Redis' command flag words (RedisModule_CreateCommand).

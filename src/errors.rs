@@ -105,6 +105,32 @@ pub const TOPK_INVALID_DECAY: &str = "TopK: invalid decay value. must be '<= 1' 
 /// leaves 28 spaces before "and".
 pub const TOPK_INVALID_INCREMENT: &str = "TopK: increment must be an integer greater or equal to 0                            and smaller or equal to 100,000";
 pub const TOPK_WITHCOUNT_EXPECTED: &str = "WITHCOUNT keyword expected";
+// TDIGEST.* (RedisBloom 2.4.20's texts)
+pub const TD_KEY_DOES_NOT_EXIST: &str = "ERR T-Digest: key does not exist";
+pub const TD_KEY_EXISTS: &str = "ERR T-Digest: key already exists";
+pub const TD_PARSE_COMPRESSION: &str = "ERR T-Digest: error parsing compression parameter";
+pub const TD_COMPRESSION_NOT_POSITIVE: &str =
+    "ERR T-Digest: compression parameter needs to be a positive integer";
+pub const TD_WRONG_KEYWORD: &str = "ERR T-Digest: wrong keyword";
+pub const TD_ALLOCATION_FAILED: &str = "ERR T-Digest: allocation failed";
+pub const TD_DEST_ALLOCATION_FAILED: &str = "ERR T-Digest: allocation of destination digest failed";
+pub const TD_PARSE_VAL: &str = "ERR T-Digest: error parsing val parameter";
+pub const TD_VAL_NOT_FINITE: &str = "ERR T-Digest: val parameter needs to be a finite number";
+pub const TD_OVERFLOW: &str = "ERR T-Digest: overflow detected";
+pub const TD_PARSE_NUMKEYS: &str = "ERR T-Digest: error parsing numkeys";
+pub const TD_NUMKEYS_NOT_POSITIVE: &str = "ERR T-Digest: numkeys needs to be a positive integer";
+pub const TD_PARSE_VALUE: &str = "ERR T-Digest: error parsing value";
+pub const TD_PARSE_RANK: &str = "ERR T-Digest: error parsing rank";
+pub const TD_RANK_NEGATIVE: &str = "ERR T-Digest: rank needs to be non negative";
+pub const TD_PARSE_QUANTILE: &str = "ERR T-Digest: error parsing quantile";
+pub const TD_QUANTILE_RANGE: &str = "ERR T-Digest: quantile should be in [0,1]";
+pub const TD_PARSE_CDF: &str = "ERR T-Digest: error parsing cdf";
+pub const TD_PARSE_LOW_CUT: &str = "ERR T-Digest: error parsing low_cut_percentile";
+pub const TD_PARSE_HIGH_CUT: &str = "ERR T-Digest: error parsing high_cut_percentile";
+pub const TD_CUTS_RANGE: &str =
+    "ERR T-Digest: low_cut_percentile and high_cut_percentile should be in [0,1]";
+pub const TD_CUTS_ORDER: &str =
+    "ERR T-Digest: low_cut_percentile should be lower than high_cut_percentile";
 
 #[cfg(test)]
 mod tests {

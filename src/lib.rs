@@ -21,6 +21,7 @@ pub mod config;
 pub mod errors;
 pub mod options;
 pub mod stats;
+pub mod tdigest;
 pub mod topk;
 pub mod types;
 pub mod wbf;
@@ -32,7 +33,8 @@ use api::commands::{add_acl_categories, register_command, Command};
 use command_table::Family;
 use redis_module::{Context, RedisString, Status};
 use types::{
-    BLOCKED_TYPE, BLOOM_TYPE, CMS_TYPE, COUNTING_TYPE, CUCKOO_TYPE, TOPK_TYPE, WINDOW_TYPE,
+    BLOCKED_TYPE, BLOOM_TYPE, CMS_TYPE, COUNTING_TYPE, CUCKOO_TYPE, TDIGEST_TYPE, TOPK_TYPE,
+    WINDOW_TYPE,
 };
 
 /// MODULE LIST `ver`: the RedisBloom version whose replies redbloom gives, as clients and
@@ -47,13 +49,14 @@ pub const REDISBLOOM_COMPATIBLE_VERSION: i32 = 20600;
 pub const REDBLOOM_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The command families, in registration order.
-pub const FAMILIES: [Family; 6] = [
+pub const FAMILIES: [Family; 7] = [
     bf::FAMILY,
     cf::FAMILY,
     cbf::FAMILY,
     wbf::FAMILY,
     cms::FAMILY,
     topk::FAMILY,
+    tdigest::FAMILY,
 ];
 
 /// The module's ACL categories, one per family.
@@ -81,6 +84,10 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
         return Status::Err;
     }
     ctx.set_module_options(redis_module::ModuleOptions::HANDLE_IO_ERRORS);
+    if let Err(message) = api::events::watch_forks(ctx) {
+        ctx.log_warning(&message);
+        return Status::Err;
+    }
     api::info::register_info(ctx, stats::info);
     for command in commands() {
         if let Err(message) = register_command(ctx, &command) {
@@ -113,6 +120,7 @@ redis_module::redis_module! {
         BLOCKED_TYPE,
         CMS_TYPE,
         TOPK_TYPE,
+        TDIGEST_TYPE,
     ],
     init: init,
 }

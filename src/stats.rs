@@ -10,9 +10,10 @@ pub static COUNTING_STATS: TypeStats = TypeStats::new("cbf");
 pub static WINDOW_STATS: TypeStats = TypeStats::new("wbf");
 pub static CMS_STATS: TypeStats = TypeStats::new("cms");
 pub static TOPK_STATS: TypeStats = TypeStats::new("topk");
+pub static TDIGEST_STATS: TypeStats = TypeStats::new("tdigest");
 
 /// Every type's totals, in INFO order.
-pub fn all() -> [&'static TypeStats; 6] {
+pub fn all() -> [&'static TypeStats; 7] {
     [
         &BLOOM_STATS,
         &CUCKOO_STATS,
@@ -20,6 +21,7 @@ pub fn all() -> [&'static TypeStats; 6] {
         &WINDOW_STATS,
         &CMS_STATS,
         &TOPK_STATS,
+        &TDIGEST_STATS,
     ]
 }
 

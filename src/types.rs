@@ -2,7 +2,7 @@
 
 use crate::api::types::{type_methods, AofWriter, ModuleValue, RdbReader, Snapshot, TypeStats};
 use crate::stats::{
-    BLOOM_STATS, CMS_STATS, COUNTING_STATS, CUCKOO_STATS, TOPK_STATS, WINDOW_STATS,
+    BLOOM_STATS, CMS_STATS, COUNTING_STATS, CUCKOO_STATS, TDIGEST_STATS, TOPK_STATS, WINDOW_STATS,
 };
 use redbloom_core::bloom::chain::Chain;
 use redbloom_core::bloom::dump as bloom_dump;
@@ -13,6 +13,7 @@ use redbloom_core::cuckoo::dump as cuckoo_dump;
 use redbloom_core::cuckoo::CuckooFilter;
 use redbloom_core::memory::Relocator;
 use redbloom_core::rdb::{self, FieldWriter};
+use redbloom_core::tdigest::TDigest;
 use redbloom_core::topk::TopK;
 use redbloom_core::window::dump as window_dump;
 use redbloom_core::window::WindowFilter;
@@ -384,5 +385,55 @@ impl ModuleValue for TopK {
     fn defrag(&mut self, _from: u64, relocator: &mut impl Relocator) -> Option<u64> {
         relocator.relocate(self.buckets_mut());
         None
+    }
+}
+
+/// RedisBloom's t-digest type: same name and encoding (0), so RDB files and DUMP payloads
+/// move both ways.
+pub static TDIGEST_TYPE: RedisType = RedisType::new(
+    "TDIS-TYPE",
+    rdb::TDIGEST_ENCODING,
+    type_methods::<TDigest>(),
+);
+
+impl ModuleValue for TDigest {
+    /// The digest merged, as RedisBloom saves it (a merged copy: the stored digest is
+    /// left as it is, so a save or DUMP changes nothing a later command sees).
+    fn save<W: FieldWriter>(&self, out: &mut W) {
+        rdb::save_tdigest(self, out);
+    }
+
+    fn load(input: &mut RdbReader, encver: i32) -> Option<Self> {
+        rdb::load_tdigest(input, encver)
+    }
+
+    /// `RESTORE key 0 <DUMP>`, as RedisBloom writes it (there is no chunk command).
+    fn aof_rewrite(&self, aof: &mut AofWriter) {
+        aof.emit_restore();
+    }
+
+    fn mem_usage(&self) -> usize {
+        TDigest::mem_usage(self) as usize
+    }
+
+    fn try_clone(&self) -> Option<Self> {
+        TDigest::try_clone(self)
+    }
+
+    /// Items: the observations; one centroid array.
+    fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            bytes: TDigest::mem_usage(self) as i64,
+            items: self.size(),
+            sub_filters: 1,
+        }
+    }
+
+    fn stats() -> &'static TypeStats {
+        &TDIGEST_STATS
+    }
+
+    fn defrag(&mut self, _from: u64, relocator: &mut impl Relocator) -> Option<u64> {
+        TDigest::relocate(self, relocator)
     }
 }

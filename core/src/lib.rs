@@ -73,6 +73,7 @@ mod le_reader;
 pub mod limits;
 pub mod memory;
 pub mod rdb;
+pub mod tdigest;
 #[cfg(test)]
 mod testing;
 pub mod topk;

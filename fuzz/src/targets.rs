@@ -204,6 +204,66 @@ pub fn topk_rdb(data: &[u8]) {
     });
 }
 
+/// The t-digest's RDB decoder (`rdb::load_tdigest`) over a field stream built from the
+/// input, then the loaded digest in use: adds, every query, merges into itself, a reset;
+/// its fields saved and loaded back give the digest merged. Input: [encver byte][u16
+/// fields length][fields][operations].
+pub fn tdigest_rdb(data: &[u8]) {
+    let mut input = Input::new(data);
+    let encver = i32::from(input.u8().unwrap_or(0) % 3) - 1;
+    let mut fields = fields_from(&mut input.split());
+    let Some(mut digest) = rdb::load_tdigest(&mut fields, encver) else {
+        return;
+    };
+    while let Some(op) = input.u8() {
+        let x = f64::from_bits(input.u64());
+        match op % 8 {
+            0 if x.is_finite() => {
+                let _ = digest.add(x, 1);
+            }
+            1 => {
+                let q = (x.abs() % 1.0).min(1.0);
+                let _ = digest.quantile(if q.is_nan() { 0.5 } else { q });
+            }
+            2 if !x.is_nan() => {
+                let _ = digest.cdf(x);
+            }
+            3 if !x.is_nan() => {
+                let _ = digest.rank(x, op & 8 != 0);
+            }
+            4 => {
+                let _ = digest.by_rank((x.to_bits() >> 1) as i64 % 1000, op & 8 != 0);
+            }
+            5 => {
+                let _ = digest.trimmed_mean(0.1, 0.9);
+            }
+            6 => {
+                let mut copy = digest.clone();
+                if copy.compress().is_ok() {
+                    let _ = digest.add_centroids_of(&copy);
+                }
+            }
+            _ => {
+                if op == 255 {
+                    digest.reset();
+                }
+            }
+        }
+    }
+    let mut saved = Fields::default();
+    rdb::save_tdigest(&digest, &mut saved);
+    let mut merged = digest.clone();
+    if merged.compress().is_ok() {
+        let loaded = rdb::load_tdigest(&mut saved, rdb::TDIGEST_ENCODING);
+        // Weights are saved as doubles (RedisBloom's layout): exact below 2^53.
+        if merged.size() < 1 << 53 {
+            assert_eq!(loaded, Some(merged));
+        } else {
+            assert!(loaded.is_some(), "a saved digest must load");
+        }
+    }
+}
+
 /// Restores a Bloom filter from its SCANDUMP, the chunks in an order taken from the input.
 fn bf_restore(chain: &Chain, input: &mut Input) -> Chain {
     let mut copy = bloom_dump::chain_from_header(&bloom_dump::header(chain), MAX_BYTES)
@@ -376,7 +436,7 @@ pub fn wbf_rdb(data: &[u8]) {
 pub type Target = fn(&[u8]);
 
 /// Every target by name, as `fuzz_targets/` and `seeds/` name them.
-pub const ALL: [(&str, Target); 11] = [
+pub const ALL: [(&str, Target); 12] = [
     ("bf_dump", bf_dump),
     ("cf_dump", cf_dump),
     ("cbf_dump", cbf_dump),
@@ -387,6 +447,7 @@ pub const ALL: [(&str, Target); 11] = [
     ("wbf_rdb", wbf_rdb),
     ("cms_rdb", cms_rdb),
     ("topk_rdb", topk_rdb),
+    ("tdigest_rdb", tdigest_rdb),
     ("ops", ops),
 ];
 

@@ -1,8 +1,46 @@
-//! Keyspace notifications (class `d`, module events).
+//! Keyspace notifications (class `d`, module events) and the server events the module
+//! follows (fork children).
 
 use super::args::Args;
 use redis_module::{raw, Context};
-use std::ffi::{c_char, c_int};
+use std::ffi::{c_char, c_int, c_void};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// How many fork children (BGSAVE, AOF rewrite, a replica's full sync, ...) the server
+/// has started since the module loaded.
+static FORKS: AtomicU64 = AtomicU64::new(0);
+
+/// The number of fork children started so far.
+pub fn forks() -> u64 {
+    FORKS.load(Ordering::Relaxed)
+}
+
+unsafe extern "C" fn on_fork_child(
+    _ctx: *mut raw::RedisModuleCtx,
+    _event: raw::RedisModuleEvent,
+    subevent: u64,
+    _data: *mut c_void,
+) {
+    if subevent == raw::REDISMODULE_SUBEVENT_FORK_CHILD_BORN {
+        FORKS.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Counts fork children from now on (the event fires in the parent, after the fork).
+pub fn watch_forks(ctx: &Context) -> Result<(), String> {
+    let subscribe = unsafe { raw::RedisModule_SubscribeToServerEvent }
+        .ok_or("the server has no server events")?;
+    let event = raw::RedisModuleEvent {
+        id: raw::REDISMODULE_EVENT_FORK_CHILD,
+        dataver: 1,
+    };
+    let status = unsafe { subscribe(ctx.ctx, event, Some(on_fork_child)) };
+    if status == raw::REDISMODULE_OK as c_int {
+        Ok(())
+    } else {
+        Err("could not subscribe to fork child events".to_string())
+    }
+}
 
 /// Publishes a keyspace event named after the command (`bf.add`, `cf.del`, ...) for the
 /// key at argument 1, of class `d` (module events).

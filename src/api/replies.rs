@@ -38,6 +38,18 @@ fn put_integer(ctx: &Context, value: i64) {
     unsafe { raw::RedisModule_ReplyWithLongLong.unwrap()(ctx.ctx, value) };
 }
 
+/// A double as the server writes one (`RedisModule_ReplyWithDouble`: a bulk string of
+/// its `%.17g` form to a RESP2 client on Redis 7.0, a RESP3 double otherwise).
+fn put_double(ctx: &Context, value: f64) {
+    unsafe { raw::RedisModule_ReplyWithDouble.unwrap()(ctx.ctx, value) };
+}
+
+/// Replies with one double (see [`put_double`]).
+pub fn reply_double(ctx: &Context, value: f64) -> RedisResult {
+    put_double(ctx, value);
+    Ok(RedisValue::NoReply)
+}
+
 /// `#t`/`#f` for RESP3 clients, `:1`/`:0` for RESP2 ones: the server's boolean reply
 /// already writes the integer to a RESP2 client, so the client's protocol is not looked
 /// up (that lookup, `RedisModule_GetContextFlags`, also computes the server's memory
@@ -140,6 +152,12 @@ impl<'c> ArrayReply<'c> {
         self.count += 1;
     }
 
+    /// A double element: the server formats it (RESP2: a bulk string; RESP3: a double).
+    pub fn double(&mut self, value: f64) {
+        put_double(self.ctx, value);
+        self.count += 1;
+    }
+
     pub fn error(&mut self, text: &'static str) {
         let text = CString::new(text).unwrap_or_default();
         unsafe { raw::RedisModule_ReplyWithError.unwrap()(self.ctx.ctx, text.as_ptr()) };
@@ -229,9 +247,7 @@ pub fn reply_field_values(
         }
         match value {
             FieldValue::Integer(value) => put_integer(ctx, value),
-            FieldValue::Double(value) => unsafe {
-                raw::RedisModule_ReplyWithDouble.unwrap()(ctx.ctx, value);
-            },
+            FieldValue::Double(value) => put_double(ctx, value),
             // The server writes `_` for a RESP3 client, `$-1` for a RESP2 one.
             FieldValue::Null => unsafe {
                 raw::RedisModule_ReplyWithNull.unwrap()(ctx.ctx);

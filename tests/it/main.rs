@@ -25,5 +25,6 @@ mod operations;
 mod replica_consistency;
 mod resp3;
 mod server;
+mod tdigest;
 mod topk;
 mod wbf;

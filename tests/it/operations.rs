@@ -227,7 +227,8 @@ fn creation_and_growth_steps_larger_than_the_memory_left_are_refused() {
     assert_eq!(digest(&mut mconn, "big"), digest(&mut rconn, "big"));
 }
 
-/// With `activedefrag yes` and a fragmented heap (many small BF, BLOCKED, CF and CBF filters
+/// With `activedefrag yes` and a fragmented heap (many small BF, BLOCKED, CF, CBF filters and
+/// t-digests
 /// created, most deleted), active defragmentation moves the module's values
 /// (`bf_defrag_moved` rises with `active_defrag_hits`) and every filter left answers and
 /// digests as before. Only a server with jemalloc's defragmentation can: Redis 8.2.3 here
@@ -247,7 +248,7 @@ fn active_defrag_moves_the_modules_values_and_they_still_answer() {
     assert_eq!(call(&mut conn, "CONFIG SET activedefrag no"), Reply::ok());
     let make = |i: usize| -> Vec<String> {
         let key = format!("k{i}");
-        let words: Vec<String> = match i % 4 {
+        let words: Vec<String> = match i % 5 {
             0 => vec![
                 "BF.INSERT".into(),
                 key,
@@ -263,6 +264,12 @@ fn active_defrag_moves_the_modules_values_and_they_still_answer() {
                 "ITEMS".into(),
             ],
             2 => vec!["CBF.MADD".into(), key],
+            4 => vec![
+                "TDIGEST.CREATE".into(),
+                key,
+                "COMPRESSION".into(),
+                "5".into(),
+            ],
             _ => vec![
                 "BF.INSERT".into(),
                 key,
@@ -273,7 +280,9 @@ fn active_defrag_moves_the_modules_values_and_they_still_answer() {
             ],
         };
         let mut words = words;
-        words.extend((0..3).map(|j| format!("item{i}-{j}")));
+        if i % 5 != 4 {
+            words.extend((0..3).map(|j| format!("item{i}-{j}")));
+        }
         words
     };
     const KEYS: usize = 40000;
@@ -281,15 +290,26 @@ fn active_defrag_moves_the_modules_values_and_they_still_answer() {
     for batch in commands.chunks(1000) {
         conn.pipeline(batch);
     }
+    let adds: Vec<Vec<String>> = (0..KEYS)
+        .filter(|i| i % 5 == 4)
+        .map(|i| {
+            let mut add = vec!["TDIGEST.ADD".to_string(), format!("k{i}")];
+            add.extend((0..3).map(|j| format!("{}.5", i + j)));
+            add
+        })
+        .collect();
+    for batch in adds.chunks(1000) {
+        conn.pipeline(batch);
+    }
     let doomed: Vec<Vec<String>> = (0..KEYS)
-        .filter(|i| i % 80 >= 4)
+        .filter(|i| i % 80 >= 5)
         .map(|i| vec!["DEL".to_string(), format!("k{i}")])
         .collect();
     for batch in doomed.chunks(1000) {
         conn.pipeline(batch);
     }
-    // One in 20 kept, of every kind.
-    let kept: Vec<usize> = (0..KEYS).filter(|i| i % 80 < 4).collect();
+    // One in 16 kept, of every kind.
+    let kept: Vec<usize> = (0..KEYS).filter(|i| i % 80 < 5).collect();
     let digests: Vec<Vec<u8>> = kept
         .iter()
         .map(|i| digest(&mut conn, &format!("k{i}")))
@@ -319,7 +339,16 @@ fn active_defrag_moves_the_modules_values_and_they_still_answer() {
     for (i, before) in kept.iter().zip(&digests) {
         let key = format!("k{i}");
         assert_eq!(&digest(&mut conn, &key), before, "{key}");
-        let exists = match i % 4 {
+        if i % 5 == 4 {
+            let min = conn.call(&["TDIGEST.MIN", &key]);
+            assert_eq!(
+                min,
+                Reply::Bulk(Some(format!("{i}.5").into_bytes())),
+                "{key}"
+            );
+            continue;
+        }
+        let exists = match i % 5 {
             0 => "BF.EXISTS",
             1 => "CF.EXISTS",
             2 => "CBF.EXISTS",

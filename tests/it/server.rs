@@ -629,7 +629,7 @@ fn command_metadata_is_complete() {
         .iter()
         .map(Reply::text)
         .collect();
-    assert_eq!(all.len(), 62);
+    assert_eq!(all.len(), 76);
     let mut args = vec!["COMMAND".to_string(), "DOCS".to_string()];
     args.extend(all.iter().cloned());
     let docs = conn.call(&args).array();
@@ -649,7 +649,7 @@ fn command_metadata_is_complete() {
             assert!(!get(field).text().is_empty(), "{name}: empty {field}");
         }
         assert!(
-            ["1.0.0", "2.0.0", "2.4.4"].contains(&get("since").text().as_str()),
+            ["1.0.0", "2.0.0", "2.4.0", "2.4.4"].contains(&get("since").text().as_str()),
             "{name}: since {:?}",
             get("since")
         );
@@ -664,8 +664,11 @@ fn command_metadata_is_complete() {
             parts[i + 1].text()
         };
         let first = arg_field(&arguments[0], "name");
-        // CMS.MERGE's first key is its destination.
-        assert!(first == "key" || first == "destination", "{name}: {first}");
+        // CMS.MERGE's and TDIGEST.MERGE's first key is their destination.
+        assert!(
+            ["key", "destination", "destination-key"].contains(&first.as_str()),
+            "{name}: {first}"
+        );
         assert_eq!(arg_field(&arguments[0], "type"), "key", "{name}");
         for arg in &arguments {
             assert!(!arg_field(arg, "name").is_empty(), "{name}");
@@ -698,6 +701,13 @@ fn command_metadata_is_complete() {
         assert_eq!(counting.len(), 13);
         let topk = call(&mut conn, "ACL CAT topk").array();
         assert_eq!(topk.len(), 7);
+        let tdigest: Vec<String> = call(&mut conn, "ACL CAT tdigest")
+            .array()
+            .iter()
+            .map(Reply::text)
+            .collect();
+        assert_eq!(tdigest.len(), 14);
+        assert!(tdigest.iter().all(|c| c.starts_with("tdigest.")));
     }
     call(
         &mut conn,

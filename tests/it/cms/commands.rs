@@ -5,52 +5,15 @@
 //! payloads, MEMORY USAGE); then what redbloom adds: replication by effect, keyspace
 //! events, the INFO section, COPY and DEBUG DIGEST-VALUE.
 
-use crate::support::{start_replica, wait_for_replicas, RawConnection, Reply, Server};
-use serde_json::Value;
-use std::path::PathBuf;
+use crate::support::golden::{run_sequence, sequence_on_a_fresh_server};
+use crate::support::{start_replica, wait_for_replicas, Reply, Server};
 
-fn golden() -> Value {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("core/tests/fixtures/redisbloom-2.4.20/cms.commands.json");
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-fn run_golden(conn: &mut RawConnection, field: &str) {
-    let exact_dump = std::env::var("REDBLOOM_SERVER").is_err();
-    for record in golden()["commands"].as_array().unwrap() {
-        let argv: Vec<&str> = record["argv"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|a| a.as_str().unwrap())
-            .collect();
-        let got = conn.call_raw(&argv);
-        let want: Vec<u8> = record[field]
-            .as_str()
-            .unwrap()
-            .chars()
-            .map(|c| c as u32 as u8)
-            .collect();
-        if argv[0] == "DUMP" && !exact_dump {
-            // Another server's RDB version and CRC end the payload (10 bytes and CRLF).
-            assert_eq!(got[..got.len() - 12], want[..want.len() - 12], "{argv:?}");
-            continue;
-        }
-        if argv[0] == "OBJECT" || argv[0] == "MEMORY" {
-            continue; // server-specific
-        }
-        assert_eq!(
-            String::from_utf8_lossy(&got),
-            String::from_utf8_lossy(&want),
-            "{argv:?}"
-        );
-    }
-}
+const GOLDEN: &str = "cms.commands.json";
 
 #[test]
 fn every_reply_and_error_is_redisbloom_s_in_resp2() {
     let server = Server::start();
-    run_golden(&mut server.raw(), "resp");
+    run_sequence(&mut server.raw(), GOLDEN, "resp");
     // MEMORY USAGE is RedisBloom's formula: 8 + 8 bytes per counter.
     let mut conn = server.raw();
     conn.call(&["CMS.INITBYDIM", "mu", "100", "10"]);
@@ -59,11 +22,7 @@ fn every_reply_and_error_is_redisbloom_s_in_resp2() {
 
 #[test]
 fn every_reply_and_error_is_redisbloom_s_in_resp3() {
-    let server = Server::start();
-    run_golden(
-        &mut RawConnection::connect_resp3(server.port).unwrap(),
-        "resp3",
-    );
+    sequence_on_a_fresh_server(GOLDEN, "resp3");
 }
 
 #[test]

@@ -3,18 +3,13 @@
 //! CMS.INITBYDIM beyond the memory ceiling is an error reply (RedisBloom aborts the
 //! server on 10^9 × 10^9).
 
-use crate::support::dump_payload::{encode_value, learn_version, restore, seal, F};
-use crate::support::{RawConnection, Reply, Server};
+use crate::support::dump_payload::{alive_without, encode_value, learn_version, restore, seal, F};
+use crate::support::{Reply, Server};
 
 /// The module id of `CMSk-TYPE`, encoding 0 (RedisBloom's DUMP payloads start with it).
 const CMS_ID: u64 = 0x08c4_a4f9_360f_1000;
 const BAD_DATA_FORMAT: &str = "ERR Bad data format";
 const TOO_LARGE: &str = "ERR filter would exceed the max-filter-bytes limit";
-
-fn alive_without(conn: &mut RawConnection, key: &str, what: &str) {
-    assert_eq!(conn.call(&["PING"]), Reply::Simple("PONG".into()), "{what}");
-    assert_eq!(conn.call(&["EXISTS", key]).int(), 0, "{what}");
-}
 
 #[test]
 fn forged_payloads_are_refused_and_the_server_lives() {

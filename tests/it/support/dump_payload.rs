@@ -135,3 +135,9 @@ pub fn seal(value: &[u8]) -> Vec<u8> {
 pub fn restore(conn: &mut RawConnection, key: &str, payload: &[u8]) -> Reply {
     conn.call(&[b"RESTORE".as_slice(), key.as_bytes(), b"0", payload])
 }
+
+/// After a refused RESTORE or creation: the server still answers and `key` was not made.
+pub fn alive_without(conn: &mut RawConnection, key: &str, what: &str) {
+    assert_eq!(conn.call(&["PING"]), Reply::Simple("PONG".into()), "{what}");
+    assert_eq!(conn.call(&["EXISTS", key]).int(), 0, "{what}");
+}

@@ -7,7 +7,7 @@
 //! redbloom's is that error alone. Then items a simple string cannot carry, COPY, DEBUG
 //! DIGEST-VALUE and the INFO section.
 
-use crate::support::golden::{argv, fixture_json, latin1};
+use crate::support::golden::{argv, latin1, load};
 use crate::support::{info_field, RawConnection, Reply, Server};
 
 /// A TOPK.INFO reply split at its decay: the bytes up to the value and the value. Redis
@@ -48,10 +48,7 @@ fn error_line(reply: &[u8]) -> &[u8] {
 fn run_golden(conn: &mut RawConnection, field: &str) {
     let exact_memory = std::env::var("REDBLOOM_SERVER").is_err();
     let mut fixed = 0;
-    for record in fixture_json("topk.commands.json")["commands"]
-        .as_array()
-        .unwrap()
-    {
+    for record in load("topk.commands.json")["commands"].as_array().unwrap() {
         let argv = argv(record);
         let got = conn.call_raw(&argv);
         let mut want = latin1(&record[field]);

@@ -8,12 +8,12 @@
 
 use super::commands::same_reply;
 use crate::support::dump_payload::{decode, encode_value, learn_version, restore, seal, F};
-use crate::support::golden::{argv, fixture_json, latin1, start_on_fixture_rdb};
+use crate::support::golden::{self, argv, latin1, load};
 use crate::support::{RawConnection, Reply, Server, TempDir};
 use serde_json::Value;
 
 fn manifest() -> Value {
-    fixture_json("topk.manifest.json")
+    load("topk.manifest.json")
 }
 
 fn keys(m: &Value) -> &Vec<Value> {
@@ -54,7 +54,7 @@ fn normalized(payload: &[u8]) -> (Vec<u8>, u64) {
 }
 
 fn load_rdb(dir: &TempDir) -> Server {
-    start_on_fixture_rdb(dir, "topk.rdb")
+    golden::load_rdb(dir, "topk.rdb")
 }
 
 #[test]
