@@ -97,3 +97,87 @@ fn redis_py_protocol_3_and_2() {
         "redis-py",
     );
 }
+
+/// The bloom suites redis-py and valkey-py publish in their source distributions
+/// (tests/test_bloom.py and tests/test_asyncio/test_bloom.py, unpacked into
+/// .venv/client-suites by scripts/client-suites.sh), run unchanged by pytest against a fresh
+/// server, once per protocol. tests/clients/python/suite_plugin.py prints the counts; every
+/// test of the suite must pass (`expected`: the suite's size at the pinned version, so a
+/// suite that collected less fails too).
+fn run_suite(server: &Server, package: &str, url_options: &[&str], expected: usize) {
+    let python = repo().join(".venv/bin/python");
+    let folder = std::fs::read_dir(repo().join(".venv/client-suites"))
+        .ok()
+        .and_then(|entries| {
+            entries.filter_map(Result::ok).map(|e| e.path()).find(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with(&format!("{package}-")))
+            })
+        });
+    ensure_installed(
+        &format!("{package}'s bloom suite (.venv/client-suites)"),
+        || {
+            folder
+                .as_ref()
+                .is_some_and(|f| f.join("tests/test_bloom.py").is_file())
+        },
+    );
+    let folder = folder.expect("suite folder");
+    let urls: Vec<String> = url_options
+        .iter()
+        .map(|option| format!("{option}={package}://127.0.0.1:{}", server.port))
+        .collect();
+    for protocol in ["2", "3"] {
+        let output = Command::new(&python)
+            .args([
+                "-m",
+                "pytest",
+                "-p",
+                "suite_plugin",
+                "-p",
+                "no:cacheprovider",
+            ])
+            .args(["--suite-package", package, "-o", "asyncio_mode=auto", "-q"])
+            .args(["tests/test_bloom.py", "tests/test_asyncio/test_bloom.py"])
+            .args(&urls)
+            .arg(format!("--protocol={protocol}"))
+            .current_dir(&folder)
+            .env("PYTHONPATH", repo().join("tests/clients/python"))
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run pytest: {e}"));
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let summary = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("suite {package} ")))
+            .unwrap_or_else(|| panic!("no summary line:\n{stdout}"));
+        eprintln!("RESP{protocol}: {summary}");
+        assert!(
+            output.status.success()
+                && summary.ends_with(&format!("passed={expected} failed=0 skipped=0 error=0")),
+            "{package}'s suite, protocol {protocol}: {summary}\n{stdout}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
+
+/// redis-py 8.1.0's bloom suite: 73 tests (25 sync, 48 asyncio) × RESP2 and RESP3.
+#[test]
+fn redis_py_bloom_suite() {
+    let server = Server::start();
+    // Its module tests connect to --redis-mod-url, its server checks to --redis-url.
+    run_suite(&server, "redis", &["--redis-url", "--redis-mod-url"], 73);
+}
+
+/// valkey-py 6.1.1's bloom suite: 70 tests (24 sync, 46 asyncio) × RESP2 and RESP3. Its
+/// conftest reads `valkey_version` from INFO, so it runs against Valkey (`make
+/// test-valkey`); other servers' runs say so and pass.
+#[test]
+fn valkey_py_bloom_suite() {
+    let server = Server::start();
+    if !crate::support::is_valkey(&mut server.raw()) {
+        eprintln!("valkey-py's bloom suite needs a Valkey server: it runs in `make test-valkey`");
+        return;
+    }
+    run_suite(&server, "valkey", &["--valkey-url"], 70);
+}
