@@ -47,6 +47,17 @@ function clientFor(resp, options) {
   return createClient(config);
 }
 
+// A test still waiting after this long fails (a reply that never comes must not hang the run).
+const TEST_TIMEOUT_MS = 10000;
+
+function withinTimeout(promise) {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no result after ${TEST_TIMEOUT_MS} ms`)), TEST_TIMEOUT_MS);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
 // One test on its own client; resolves to null when it passed, else to what went wrong.
 async function runOne(test, resp) {
   const client = clientFor(resp, test.options);
@@ -55,16 +66,18 @@ async function runOne(test, resp) {
     connectionError = err;
   });
   try {
-    await client.connect();
-    await client.flushAll();
-    await test.run(client);
+    await withinTimeout((async () => {
+      await client.connect();
+      await client.flushAll();
+      await test.run(client);
+    })());
     if (connectionError) throw connectionError;
     return null;
   } catch (err) {
     return err;
   } finally {
     if (client.isOpen) {
-      await client.flushAll().catch(() => {});
+      await withinTimeout(client.flushAll()).catch(() => {});
       client.destroy();
     }
   }
@@ -78,9 +91,10 @@ function describe(err) {
 // The protocol a client of `resp` really speaks, from HELLO's `proto` field.
 async function spokenProtocol(resp) {
   const client = clientFor(resp, {});
-  await client.connect();
+  client.on('error', () => {});
   try {
-    const hello = await client.sendCommand(['HELLO']);
+    await withinTimeout(client.connect());
+    const hello = await withinTimeout(client.sendCommand(['HELLO']));
     if (hello instanceof Map) return hello.get('proto');
     if (Array.isArray(hello)) return hello[hello.indexOf('proto') + 1];
     return hello.proto;
