@@ -1,7 +1,8 @@
 //! Real clients against redbloom: node-redis 6 (its default RESP3 and `RESP: 2`) and
 //! redis-py (protocol=3 and protocol=2) run their bf/cf commands and check the values their
-//! documentation promises (tests/clients/), and node-redis' own `@redis/bloom` test suite
-//! runs through the published package (tests/clients/node/suite.js). `make test-deps`
+//! documentation promises (tests/clients/); node-redis' own `@redis/bloom` test suite
+//! runs through the published package (tests/clients/node/suite.js), and the bloom suites
+//! of redis-py and valkey-py run unchanged from their sdists. `make test-deps`
 //! (scripts/install-deps.sh --test) installs both at the versions pinned there; when one is
 //! missing (a plain `cargo test`), the test installs it the same way
 //! (`scripts/install-deps.sh --clients`), or fails saying what to run. Each script exits
