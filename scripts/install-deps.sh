@@ -5,8 +5,9 @@
 #   scripts/install-deps.sh --test   that, plus what only the tests need (`make test`): Node.js
 #                                    and npm with the pinned node-redis of tests/clients/node,
 #                                    and redis-py in the project's .venv (the real-client
-#                                    tests, tests/it/clients.rs).
-#   scripts/install-deps.sh --clients   only the two client libraries (no apt-get); the
+#                                    tests, tests/it/clients.rs), and the bloom suites of
+#                                    redis-py and valkey-py (scripts/client-suites.sh).
+#   scripts/install-deps.sh --clients   only the client libraries and suites (no apt-get); the
 #                                    client tests run this themselves when one is missing.
 set -euo pipefail
 
@@ -20,8 +21,8 @@ cd "$(dirname "$0")/.."
 . scripts/venv.sh
 
 # The client libraries the real-client tests use, at pinned versions: node-redis from
-# tests/clients/node/package-lock.json, redis-py into .venv (shared with Valkey's install).
-REDIS_PY_VERSION=8.1.0
+# tests/clients/node/package-lock.json, redis-py ($REDIS_PY_VERSION, scripts/venv.sh) into
+# .venv (shared with Valkey's install).
 client_packages() {
   if [ ! -d tests/clients/node/node_modules/redis ]; then
     echo "installing node-redis (npm ci in tests/clients/node) ..."
@@ -32,6 +33,7 @@ client_packages() {
     echo "installing redis-py $REDIS_PY_VERSION into .venv ..."
     .venv/bin/pip install --quiet --disable-pip-version-check "redis==$REDIS_PY_VERSION"
   fi
+  scripts/client-suites.sh
 }
 
 missing=()
