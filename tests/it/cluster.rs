@@ -163,3 +163,95 @@ fn filters_spread_over_a_three_master_cluster() {
         Reply::Array(Some(vec![Reply::Bulk(Some(b"k".to_vec()))]))
     );
 }
+
+/// The three sketch families in a cluster: keys sharing a hash tag merge on their node; a
+/// slot moved to another master (SETSLOT IMPORTING / MIGRATING, MIGRATE, SETSLOT NODE)
+/// carries CMS, TopK and t-digest keys whose DUMP and answers are unchanged on the new
+/// owner. A MERGE naming a source of another slot is routed by its destination alone (the
+/// servers route module commands by their first-key range, as RedisBloom's): on the
+/// destination's node the source is missing, an error, and nothing changes
+/// (docs/operations.md, "Cluster").
+#[test]
+fn sketches_merge_and_move_with_their_slot() {
+    let nodes = start_cluster();
+    let keys = ["{sk}:cms", "{sk}:cms2", "{sk}:topk", "{sk}:td", "{sk}:td2"];
+    let source = owner(&nodes, keys[0]);
+    let mut conn = source.raw();
+    for (command, key) in [
+        (vec!["CMS.INITBYDIM", "", "100", "5"], keys[0]),
+        (vec!["CMS.INITBYDIM", "", "100", "5"], keys[1]),
+        (vec!["TOPK.RESERVE", "", "5", "50", "4", "0.9"], keys[2]),
+        (vec!["TDIGEST.CREATE", "", "COMPRESSION", "50"], keys[3]),
+        (vec!["TDIGEST.CREATE", "", "COMPRESSION", "50"], keys[4]),
+    ] {
+        let mut command = command;
+        command[1] = key;
+        assert_eq!(conn.call(&command), Reply::ok(), "{command:?}");
+    }
+    for i in 0..200 {
+        let item = format!("item:{}", i % 17);
+        let value = format!("{}", (i * 37) % 101);
+        conn.call(&["CMS.INCRBY", keys[i % 2], &item, "1"]);
+        conn.call(&["TOPK.ADD", keys[2], &item]);
+        conn.call(&["TDIGEST.ADD", keys[3 + i % 2], &value]);
+    }
+    assert_eq!(
+        conn.call(&["CMS.MERGE", "{sk}:cms", "2", "{sk}:cms", "{sk}:cms2"]),
+        Reply::ok()
+    );
+    assert_eq!(
+        conn.call(&["TDIGEST.MERGE", "{sk}:td", "2", "{sk}:td", "{sk}:td2"]),
+        Reply::ok()
+    );
+    // A source in another slot, on another node: missing here, so an error.
+    let elsewhere = "elsewhere:cms";
+    assert_ne!(owner(&nodes, elsewhere).port, source.port);
+    let mut remote = owner(&nodes, elsewhere).raw();
+    assert_eq!(
+        remote.call(&["CMS.INITBYDIM", elsewhere, "100", "5"]),
+        Reply::ok()
+    );
+    let unchanged = conn.call(&["DUMP", keys[0]]);
+    assert_eq!(
+        conn.call(&["CMS.MERGE", keys[0], "2", keys[0], elsewhere]),
+        Reply::Error("CMS: key does not exist".into())
+    );
+    assert_eq!(
+        conn.call(&["TDIGEST.MERGE", keys[3], "1", "elsewhere:td"]),
+        Reply::Error("ERR T-Digest: key does not exist".into())
+    );
+    assert_eq!(conn.call(&["DUMP", keys[0]]), unchanged);
+    let reads: Vec<Vec<&str>> = vec![
+        vec!["CMS.QUERY", keys[0], "item:1", "item:2", "absent"],
+        vec!["TOPK.LIST", keys[2], "WITHCOUNT"],
+        vec!["TDIGEST.QUANTILE", keys[3], "0.1", "0.5", "0.9"],
+        vec!["TDIGEST.INFO", keys[3]],
+    ];
+    let before: Vec<Reply> = reads.iter().map(|r| conn.call(r)).collect();
+    let dumps: Vec<Reply> = keys.iter().map(|k| conn.call(&["DUMP", k])).collect();
+
+    // Move the slot to another master.
+    let target = nodes.iter().find(|n| n.port != source.port).unwrap();
+    let slot = conn.call(&["CLUSTER", "KEYSLOT", keys[0]]).int().to_string();
+    let id = |node: &Server| node.raw().call(&["CLUSTER", "MYID"]).text();
+    let (source_id, target_id) = (id(source), id(target));
+    let mut target_conn = target.raw();
+    let importing = ["CLUSTER", "SETSLOT", &slot, "IMPORTING", &source_id];
+    assert_eq!(target_conn.call(&importing), Reply::ok());
+    let migrating = ["CLUSTER", "SETSLOT", &slot, "MIGRATING", &target_id];
+    assert_eq!(conn.call(&migrating), Reply::ok());
+    let port = target.port.to_string();
+    let mut migrate = vec!["MIGRATE", "127.0.0.1", &port, "", "0", "5000", "KEYS"];
+    migrate.extend(keys);
+    assert_eq!(conn.call(&migrate), Reply::ok());
+    for node in &nodes {
+        let assign = ["CLUSTER", "SETSLOT", &slot, "NODE", &target_id];
+        assert_eq!(node.raw().call(&assign), Reply::ok());
+    }
+    assert_eq!(owner(&nodes, keys[0]).port, target.port);
+    let after: Vec<Reply> = reads.iter().map(|r| target_conn.call(r)).collect();
+    assert_eq!(after, before);
+    let moved: Vec<Reply> = keys.iter().map(|k| target_conn.call(&["DUMP", k])).collect();
+    assert_eq!(moved, dumps);
+    assert_eq!(conn.call(&["DBSIZE"]), Reply::Int(0));
+}
