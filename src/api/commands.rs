@@ -31,6 +31,13 @@ unsafe fn run_command(
         unsafe { std::slice::from_raw_parts(argv, argc as usize) }
     };
     let args = Args { argv };
+    // Only commands registered with `getkeys-api` (KeyAccess::WriteFromSources) are asked.
+    if let Some(is_request) = unsafe { raw::RedisModule_IsKeysPositionRequest } {
+        if unsafe { is_request(ctx) } != 0 {
+            report_key_positions(ctx, &args);
+            return raw::REDISMODULE_OK as c_int;
+        }
+    }
     // The log line says a command failed; no data was changed after the failure point.
     let reply = catch_panic("a command", || handler(&context, &args))
         .unwrap_or(Err(RedisError::Str(errors::INTERNAL_ERROR)));
@@ -40,6 +47,31 @@ unsafe fn run_command(
         }
     }
     context.reply(reply) as c_int
+}
+
+/// The keys of a [`KeyAccess::WriteFromSources`] command, for the server's key-position
+/// request: argument 1, then as many keys from argument 3 on as argument 2 counts (those
+/// present). Cluster routing asks this of a module command with `getkeys-api`, so a source
+/// in another slot than the destination is `CROSSSLOT`; without it Redis 7.0, Redis 8.2
+/// and Valkey 8.1 route by the first-key range and never see the sources.
+fn report_key_positions(ctx: *mut raw::RedisModuleCtx, args: &Args) {
+    let Some(key_at) = (unsafe { raw::RedisModule_KeyAtPos }) else {
+        return;
+    };
+    if args.len() > 1 {
+        unsafe { key_at(ctx, 1) };
+    }
+    let count = if args.len() > 2 {
+        args.integer(2).unwrap_or(0)
+    } else {
+        0
+    };
+    let last = args
+        .len()
+        .min(3usize.saturating_add(count.clamp(0, i64::MAX) as usize));
+    for position in 3..last {
+        unsafe { key_at(ctx, position as c_int) };
+    }
 }
 
 /// A handler known at compile time, so that [`entry`] can be its own `extern "C"` function
@@ -201,7 +233,13 @@ static COMMAND_INFO_VERSION: raw::RedisModuleCommandInfoVersion =
 /// key spec and documentation.
 pub fn register_command(ctx: &Context, spec: &Command) -> Result<(), String> {
     let name = CString::new(spec.name).map_err(|e| e.to_string())?;
-    let flags = CString::new(spec.flags).map_err(|e| e.to_string())?;
+    // A command with source keys answers the server's key-position requests (cluster
+    // routing: see `report_key_positions`).
+    let flags = match spec.key {
+        KeyAccess::WriteFromSources => format!("{} getkeys-api", spec.flags),
+        KeyAccess::Read | KeyAccess::Write => spec.flags.to_string(),
+    };
+    let flags = CString::new(flags).map_err(|e| e.to_string())?;
     let status = unsafe {
         raw::RedisModule_CreateCommand.unwrap()(
             ctx.ctx,

@@ -167,10 +167,9 @@ fn filters_spread_over_a_three_master_cluster() {
 /// The three sketch families in a cluster: keys sharing a hash tag merge on their node; a
 /// slot moved to another master (SETSLOT IMPORTING / MIGRATING, MIGRATE, SETSLOT NODE)
 /// carries CMS, TopK and t-digest keys whose DUMP and answers are unchanged on the new
-/// owner. A MERGE naming a source of another slot is routed by its destination alone (the
-/// servers route module commands by their first-key range, as RedisBloom's): on the
-/// destination's node the source is missing, an error, and nothing changes
-/// (docs/operations.md, "Cluster").
+/// owner. A MERGE naming a source of another slot is `CROSSSLOT` (the merges answer the
+/// server's key-position requests; RedisBloom's are routed by the destination alone, and
+/// run without the source) and changes nothing.
 #[test]
 fn sketches_merge_and_move_with_their_slot() {
     let nodes = start_cluster();
@@ -203,7 +202,7 @@ fn sketches_merge_and_move_with_their_slot() {
         conn.call(&["TDIGEST.MERGE", "{sk}:td", "2", "{sk}:td", "{sk}:td2"]),
         Reply::ok()
     );
-    // A source in another slot, on another node: missing here, so an error.
+    // A source in another slot, on another node: refused before the command runs.
     let elsewhere = "elsewhere:cms";
     assert_ne!(owner(&nodes, elsewhere).port, source.port);
     let mut remote = owner(&nodes, elsewhere).raw();
@@ -212,13 +211,23 @@ fn sketches_merge_and_move_with_their_slot() {
         Reply::ok()
     );
     let unchanged = conn.call(&["DUMP", keys[0]]);
+    let crossslot = Reply::Error("CROSSSLOT Keys in request don't hash to the same slot".into());
+    for node in &nodes {
+        let mut any = node.raw();
+        assert_eq!(
+            any.call(&["CMS.MERGE", keys[0], "2", keys[0], elsewhere]),
+            crossslot
+        );
+        assert_eq!(
+            any.call(&["TDIGEST.MERGE", keys[3], "2", keys[4], "elsewhere:td"]),
+            crossslot
+        );
+    }
+    // A count that is not a number names no source: routed by the destination, and the
+    // command's own checks answer.
     assert_eq!(
-        conn.call(&["CMS.MERGE", keys[0], "2", keys[0], elsewhere]),
-        Reply::Error("CMS: key does not exist".into())
-    );
-    assert_eq!(
-        conn.call(&["TDIGEST.MERGE", keys[3], "1", "elsewhere:td"]),
-        Reply::Error("ERR T-Digest: key does not exist".into())
+        conn.call(&["CMS.MERGE", keys[0], "x", keys[0]]),
+        Reply::Error("CMS: invalid numkeys".into())
     );
     assert_eq!(conn.call(&["DUMP", keys[0]]), unchanged);
     let reads: Vec<Vec<&str>> = vec![
@@ -232,7 +241,10 @@ fn sketches_merge_and_move_with_their_slot() {
 
     // Move the slot to another master.
     let target = nodes.iter().find(|n| n.port != source.port).unwrap();
-    let slot = conn.call(&["CLUSTER", "KEYSLOT", keys[0]]).int().to_string();
+    let slot = conn
+        .call(&["CLUSTER", "KEYSLOT", keys[0]])
+        .int()
+        .to_string();
     let id = |node: &Server| node.raw().call(&["CLUSTER", "MYID"]).text();
     let (source_id, target_id) = (id(source), id(target));
     let mut target_conn = target.raw();
@@ -251,7 +263,10 @@ fn sketches_merge_and_move_with_their_slot() {
     assert_eq!(owner(&nodes, keys[0]).port, target.port);
     let after: Vec<Reply> = reads.iter().map(|r| target_conn.call(r)).collect();
     assert_eq!(after, before);
-    let moved: Vec<Reply> = keys.iter().map(|k| target_conn.call(&["DUMP", k])).collect();
+    let moved: Vec<Reply> = keys
+        .iter()
+        .map(|k| target_conn.call(&["DUMP", k]))
+        .collect();
     assert_eq!(moved, dumps);
     assert_eq!(conn.call(&["DBSIZE"]), Reply::Int(0));
 }
