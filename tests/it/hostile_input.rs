@@ -5,6 +5,7 @@
 //! the server answers PING, no half-built key remains, and where a corrupted filter is
 //! accepted it is used to the full (adds, checks, dumps, copies) without harm.
 
+use crate::support::ceiling::TOO_LARGE;
 use crate::support::replies::{err, ok};
 
 use crate::support::cf::cf_header;
@@ -24,7 +25,6 @@ fn arity(name: &str) -> Reply {
 
 const BAD_DATA_FORMAT: &str = "ERR Bad data format";
 const BF_BAD_DATA: &str = "ERR received bad data";
-const TOO_LARGE: &str = "ERR filter would exceed the max-filter-bytes limit";
 
 /// The server is up, and `key` holds what it should (`None`: nothing).
 fn assert_alive_and(conn: &mut RawConnection, key: &str, kind: Option<&str>, what: &str) {

@@ -2,6 +2,7 @@
 //! in validation order, the acceptance list of §10.1 (sizing, scaling, hashing through
 //! BF.DEBUG and SCANDUMP bytes), and redbloom's deliberate differences from 2.4.20.
 
+use crate::support::ceiling::TOO_LARGE;
 use crate::support::replies::{err, int};
 
 use crate::support::bf::{assert_all_exist, debug_lines, items, madd, mexists};
@@ -21,7 +22,6 @@ const EXPANSION_RANGE: &str = "ERR expansion must be in the range [0, 32768]";
 const COULD_NOT_CREATE: &str = "ERR could not create filter";
 const NONSCALING_FULL: &str = "ERR non scaling filter is full";
 const PROBLEM_INSERTING: &str = "ERR problem inserting into filter";
-const TOO_LARGE: &str = "ERR filter would exceed the max-filter-bytes limit";
 const INSERT_BAD_ERROR_RATE: &str = "Bad error rate";
 const INSERT_BAD_EXPANSION: &str = "Bad expansion";
 const INSERT_BAD_CAPACITY: &str = "Bad capacity";

@@ -3,13 +3,13 @@
 //! CMS.INITBYDIM beyond the memory ceiling is an error reply (RedisBloom aborts the
 //! server on 10^9 × 10^9).
 
+use crate::support::ceiling::{largest_under_one_mib, TOO_LARGE};
 use crate::support::dump_payload::{alive_without, encode_value, learn_version, restore, seal, F};
 use crate::support::{Reply, Server};
 
 /// The module id of `CMSk-TYPE`, encoding 0 (RedisBloom's DUMP payloads start with it).
 const CMS_ID: u64 = 0x08c4_a4f9_360f_1000;
 const BAD_DATA_FORMAT: &str = "ERR Bad data format";
-const TOO_LARGE: &str = "ERR filter would exceed the max-filter-bytes limit";
 
 #[test]
 fn forged_payloads_are_refused_and_the_server_lives() {
@@ -123,16 +123,9 @@ fn sketches_beyond_the_ceiling_are_an_error_reply() {
     );
     alive_without(&mut conn, "big", "a refused CMS.INITBYPROB");
     // Under a lowered ceiling (MEMORY USAGE's count: 8 + 8 bytes per counter).
-    assert_eq!(
-        conn.call(&["CONFIG", "SET", "bf.max-filter-bytes", "1048576"]),
-        Reply::ok()
-    );
-    assert_eq!(
-        conn.call(&["CMS.INITBYDIM", "k", "131071", "1"]),
-        Reply::ok()
-    );
-    assert_eq!(
-        conn.call(&["CMS.INITBYDIM", "k2", "131072", "1"]),
-        Reply::Error(TOO_LARGE.into())
+    largest_under_one_mib(
+        &mut conn,
+        &["CMS.INITBYDIM", "k", "131071", "1"],
+        &["CMS.INITBYDIM", "k2", "131072", "1"],
     );
 }

@@ -1,6 +1,6 @@
 //! What the integration tests share: a real server per test ([`server`]), RESP on the
 //! wire ([`resp`]), expected replies ([`replies`]), background waits ([`background`]),
-//! whole SCANDUMP/LOADCHUNK ([`scandump`]), the DUMP payload codec ([`dump_payload`]) with
+//! whole SCANDUMP/LOADCHUNK ([`scandump`]), the memory ceiling ([`ceiling`]), the DUMP payload codec ([`dump_payload`]) with
 //! its CRC64 ([`crc64`]), RedisBloom's captured output ([`golden`]), one deterministic
 //! generator ([`rng`]), and per-family helpers
 //! ([`bf`], [`cf`], [`cbf`], [`wbf`]). The benchmarks include this folder too (`#[path]`),
@@ -11,6 +11,7 @@
 pub mod background;
 pub mod bf;
 pub mod cbf;
+pub mod ceiling;
 pub mod cf;
 pub mod crc64;
 pub mod dump_payload;

@@ -3,13 +3,13 @@
 //! COMPRESSION beyond the memory ceiling is an error reply (RedisBloom aborts the server
 //! on TDIGEST.CREATE k COMPRESSION 1000000000).
 
+use crate::support::ceiling::{largest_under_one_mib, TOO_LARGE};
 use crate::support::dump_payload::{
     alive_without, decode, encode_value, learn_version, restore, seal, F,
 };
 use crate::support::{Reply, Server};
 
 const BAD_DATA_FORMAT: &str = "ERR Bad data format";
-const TOO_LARGE: &str = "ERR filter would exceed the max-filter-bytes limit";
 
 /// A digest's fields: compression 5 (capacity 40) with centroids `means` / `weights`.
 fn digest(min: f64, max: f64, means: &[f64], weights: &[f64]) -> Vec<F> {
@@ -203,19 +203,12 @@ fn compressions_beyond_the_ceiling_are_an_error_reply() {
     );
     alive_without(&mut conn, "big", "a refused TDIGEST.MERGE");
     // Under a lowered ceiling (MEMORY USAGE's count: 8 + 16 bytes per centroid of
-    // capacity 6 × compression + 10).
-    assert_eq!(
-        conn.call(&["CONFIG", "SET", "bf.max-filter-bytes", "1048576"]),
-        Reply::ok()
-    );
-    // 8 + 16 × (6 × 10921 + 10) = 1048584 > 2^20; 10920 gives 1048488.
-    assert_eq!(
-        conn.call(&["TDIGEST.CREATE", "k", "COMPRESSION", "10920"]),
-        Reply::ok()
-    );
-    assert_eq!(
-        conn.call(&["TDIGEST.CREATE", "k2", "COMPRESSION", "10921"]),
-        Reply::Error(TOO_LARGE.into())
+    // capacity 6 × compression + 10): 8 + 16 × (6 × 10921 + 10) = 1048584 > 2^20; 10920
+    // gives 1048488.
+    largest_under_one_mib(
+        &mut conn,
+        &["TDIGEST.CREATE", "k", "COMPRESSION", "10920"],
+        &["TDIGEST.CREATE", "k2", "COMPRESSION", "10921"],
     );
     // Past what RedisBloom's `int` capacity holds, with the ceiling out of the way: its
     // `allocation failed`.

@@ -4,11 +4,11 @@
 //! reply (RedisBloom allocates k × 24 bytes of heap and width × depth × 8 of buckets as
 //! asked, and aborts when the allocator refuses).
 
+use crate::support::ceiling::{largest_under_one_mib, TOO_LARGE};
 use crate::support::dump_payload::{decode, encode_value, learn_version, restore, seal, F};
 use crate::support::{RawConnection, Reply, Server};
 
 const BAD_DATA_FORMAT: &str = "ERR Bad data format";
-const TOO_LARGE: &str = "ERR filter would exceed the max-filter-bytes limit";
 
 fn alive_without(conn: &mut RawConnection, key: &str, what: &str) {
     assert_eq!(conn.call(&["PING"]), Reply::Simple("PONG".into()), "{what}");
@@ -163,16 +163,9 @@ fn reservations_beyond_the_ceiling_are_an_error_reply() {
     );
     alive_without(&mut conn, "big", "a refused TOPK.RESERVE with defaults");
     // Under a lowered ceiling: 1 MiB holds 130 000 buckets, not 131 072.
-    assert_eq!(
-        conn.call(&["CONFIG", "SET", "bf.max-filter-bytes", "1048576"]),
-        Reply::ok()
-    );
-    assert_eq!(
-        conn.call(&["TOPK.RESERVE", "k", "10", "130000", "1", "0.9"]),
-        Reply::ok()
-    );
-    assert_eq!(
-        conn.call(&["TOPK.RESERVE", "k2", "10", "131072", "1", "0.9"]),
-        Reply::Error(TOO_LARGE.into())
+    largest_under_one_mib(
+        &mut conn,
+        &["TOPK.RESERVE", "k", "10", "130000", "1", "0.9"],
+        &["TOPK.RESERVE", "k2", "10", "131072", "1", "0.9"],
     );
 }
