@@ -6,6 +6,7 @@
 //! accepted it is used to the full (adds, checks, dumps, copies) without harm.
 
 use crate::support::ceiling::TOO_LARGE;
+use crate::support::dump_payload::BAD_DATA_FORMAT;
 use crate::support::replies::{err, ok};
 
 use crate::support::cf::cf_header;
@@ -23,7 +24,6 @@ fn arity(name: &str) -> Reply {
     ))
 }
 
-const BAD_DATA_FORMAT: &str = "ERR Bad data format";
 const BF_BAD_DATA: &str = "ERR received bad data";
 
 /// The server is up, and `key` holds what it should (`None`: nothing).

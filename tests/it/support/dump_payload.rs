@@ -136,6 +136,28 @@ pub fn restore(conn: &mut RawConnection, key: &str, payload: &[u8]) -> Reply {
     conn.call(&[b"RESTORE".as_slice(), key.as_bytes(), b"0", payload])
 }
 
+/// The reply to a RESTORE payload the module's loader refuses.
+pub const BAD_DATA_FORMAT: &str = "ERR Bad data format";
+
+/// Every forged value (`what`, fields) of the module type `id` is refused by RESTORE with
+/// [`BAD_DATA_FORMAT`], and so is the `genuine` value under another encoding version (the
+/// id's low bits), each leaving the server up and the key unmade.
+pub fn forgeries_are_refused(
+    conn: &mut RawConnection,
+    id: u64,
+    genuine: &[F],
+    forged: &[(&str, Vec<F>)],
+) {
+    for (what, fields) in forged {
+        let reply = restore(conn, "forged", &seal(&encode_value(id, fields)));
+        assert_eq!(reply, Reply::Error(BAD_DATA_FORMAT.into()), "{what}");
+        alive_without(conn, "forged", what);
+    }
+    let reply = restore(conn, "forged", &seal(&encode_value(id | 1, genuine)));
+    assert!(matches!(reply, Reply::Error(_)), "encoding 1: {reply:?}");
+    alive_without(conn, "forged", "encoding 1");
+}
+
 /// After a refused RESTORE or creation: the server still answers and `key` was not made.
 pub fn alive_without(conn: &mut RawConnection, key: &str, what: &str) {
     assert_eq!(conn.call(&["PING"]), Reply::Simple("PONG".into()), "{what}");

@@ -4,12 +4,11 @@
 //! on TDIGEST.CREATE k COMPRESSION 1000000000).
 
 use crate::support::ceiling::{largest_under_one_mib, TOO_LARGE};
+use crate::support::dump_payload::forgeries_are_refused;
 use crate::support::dump_payload::{
     alive_without, decode, encode_value, learn_version, restore, seal, F,
 };
 use crate::support::{Reply, Server};
-
-const BAD_DATA_FORMAT: &str = "ERR Bad data format";
 
 /// A digest's fields: compression 5 (capacity 40) with centroids `means` / `weights`.
 fn digest(min: f64, max: f64, means: &[f64], weights: &[f64]) -> Vec<F> {
@@ -112,14 +111,7 @@ fn forged_payloads_are_refused_and_the_server_lives() {
         ("an integer for a double", with(0, F::U(5))),
         ("a string for a mean", with(9, F::S(b"1".to_vec()))),
     ];
-    for (what, fields) in &forged {
-        let reply = restore(&mut conn, "forged", &seal(&encode_value(id, fields)));
-        assert_eq!(reply, Reply::Error(BAD_DATA_FORMAT.into()), "{what}");
-        alive_without(&mut conn, "forged", what);
-    }
-    let reply = restore(&mut conn, "forged", &seal(&encode_value(id | 1, &genuine)));
-    assert!(matches!(reply, Reply::Error(_)), "encoding 1: {reply:?}");
-    alive_without(&mut conn, "forged", "encoding 1");
+    forgeries_are_refused(&mut conn, id, &genuine, &forged);
     // What RedisBloom can write loads: equal means, an empty digest, one observation.
     let accepted: Vec<(&str, Vec<F>)> = vec![
         (

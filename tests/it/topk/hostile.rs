@@ -5,10 +5,9 @@
 //! asked, and aborts when the allocator refuses).
 
 use crate::support::ceiling::{largest_under_one_mib, TOO_LARGE};
+use crate::support::dump_payload::forgeries_are_refused;
 use crate::support::dump_payload::{decode, encode_value, learn_version, restore, seal, F};
 use crate::support::{RawConnection, Reply, Server};
-
-const BAD_DATA_FORMAT: &str = "ERR Bad data format";
 
 fn alive_without(conn: &mut RawConnection, key: &str, what: &str) {
     assert_eq!(conn.call(&["PING"]), Reply::Simple("PONG".into()), "{what}");
@@ -79,14 +78,7 @@ fn forged_payloads_are_refused_and_the_server_lives() {
             [genuine.clone(), vec![F::S(vec![0])]].concat(),
         ),
     ];
-    for (what, fields) in &forged {
-        let reply = restore(&mut conn, "forged", &seal(&encode_value(id, fields)));
-        assert_eq!(reply, Reply::Error(BAD_DATA_FORMAT.into()), "{what}");
-        alive_without(&mut conn, "forged", what);
-    }
-    let reply = restore(&mut conn, "forged", &seal(&encode_value(id | 1, &genuine)));
-    assert!(matches!(reply, Reply::Error(_)), "encoding 1: {reply:?}");
-    alive_without(&mut conn, "forged", "encoding 1");
+    forgeries_are_refused(&mut conn, id, &genuine, &forged);
 
     // Wrong but consistent contents load and work: counts at u32::MAX, a heap out of
     // order, an item whose recorded length is not its string's, garbage pointers.
