@@ -23,6 +23,7 @@ unsafe fn run_command(
     argv: *mut *mut raw::RedisModuleString,
     argc: c_int,
     handler: Handler,
+    key_positions: bool,
 ) -> c_int {
     let context = Context::new(ctx);
     let argv = if argv.is_null() || argc <= 0 {
@@ -31,11 +32,14 @@ unsafe fn run_command(
         unsafe { std::slice::from_raw_parts(argv, argc as usize) }
     };
     let args = Args { argv };
-    // Only commands registered with `getkeys-api` (KeyAccess::WriteFromSources) are asked.
-    if let Some(is_request) = unsafe { raw::RedisModule_IsKeysPositionRequest } {
-        if unsafe { is_request(ctx) } != 0 {
-            report_key_positions(ctx, &args);
-            return raw::REDISMODULE_OK as c_int;
+    // Only commands registered with `getkeys-api` (KeyAccess::WriteFromSources) are asked,
+    // and only their entries look (`command_entry!(…, key_positions)`).
+    if key_positions {
+        if let Some(is_request) = unsafe { raw::RedisModule_IsKeysPositionRequest } {
+            if unsafe { is_request(ctx) } != 0 {
+                report_key_positions(ctx, &args);
+                return raw::REDISMODULE_OK as c_int;
+            }
         }
     }
     // The log line says a command failed; no data was changed after the failure point.
@@ -78,6 +82,9 @@ fn report_key_positions(ctx: *mut raw::RedisModuleCtx, args: &Args) {
 /// (implemented by [`command_entry!`](crate::command_entry)).
 pub trait Handles {
     const HANDLER: Handler;
+    /// Whether the command answers key-position requests (a [`KeyAccess::WriteFromSources`]
+    /// command, registered with `getkeys-api`).
+    const KEY_POSITIONS: bool = false;
 }
 
 /// The `extern "C"` callback Redis calls for the command `H` handles.
@@ -90,10 +97,11 @@ pub unsafe extern "C" fn entry<H: Handles>(
     argc: c_int,
 ) -> c_int {
     // SAFETY: these are the callback's own arguments from Redis.
-    unsafe { run_command(ctx, argv, argc, H::HANDLER) }
+    unsafe { run_command(ctx, argv, argc, H::HANDLER, H::KEY_POSITIONS) }
 }
 
-/// The `extern "C"` entry point of a handler, for [`Command::handler`]. It expands to no
+/// The `extern "C"` entry point of a handler, for [`Command::handler`]; with
+/// `key_positions` for a [`KeyAccess::WriteFromSources`] command. It expands to no
 /// `unsafe` code: the callback is [`entry`], instantiated for a type naming the handler.
 #[macro_export]
 macro_rules! command_entry {
@@ -101,6 +109,14 @@ macro_rules! command_entry {
         struct Named;
         impl $crate::api::commands::Handles for Named {
             const HANDLER: $crate::api::commands::Handler = $handler;
+        }
+        $crate::api::commands::entry::<Named> as $crate::api::commands::CommandFn
+    }};
+    ($handler:path, key_positions) => {{
+        struct Named;
+        impl $crate::api::commands::Handles for Named {
+            const HANDLER: $crate::api::commands::Handler = $handler;
+            const KEY_POSITIONS: bool = true;
         }
         $crate::api::commands::entry::<Named> as $crate::api::commands::CommandFn
     }};

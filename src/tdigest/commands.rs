@@ -73,7 +73,7 @@ pub fn commands() -> Vec<Command> {
         },
         Command {
             name: "tdigest.merge",
-            handler: command_entry!(handlers::merge),
+            handler: command_entry!(handlers::merge, key_positions),
             flags: WRITE_MAY_ALLOCATE,
             arity: -4,
             key: WriteFromSources,
