@@ -6,13 +6,14 @@
 use crate::conn::Conn;
 use crate::error::{Error, Result};
 use crate::family::{Family, FilterSpec};
-use redbloom_core::bloom::{dump as bloom_dump, AddOutcome, Chain};
+use redbloom_core::bloom::{dump as bloom_dump, Chain};
 use redbloom_core::cuckoo::{dump as cuckoo_dump, CuckooFilter, CuckooHash, CuckooParams};
 use redbloom_core::limits::{
     BF_DEFAULT_EXPANSION, CF_DEFAULT_BUCKET_SIZE, CF_DEFAULT_EXPANSION, CF_DEFAULT_MAX_ITERATIONS,
     DEFAULT_MAX_FILTER_BYTES,
 };
 use redis::FromRedisValue;
+use std::num::NonZeroUsize;
 
 /// A filter built locally.
 #[derive(Debug)]
@@ -21,8 +22,13 @@ pub enum Built {
     Cuckoo(CuckooFilter),
 }
 
-/// Items hashed and added per batch (the core's grouped add).
-const BATCH: usize = 4096;
+/// The threads a Bloom filter is built on: one per core, at most 8 (beyond that the
+/// memory, not the cores, bounds it).
+pub fn build_threads() -> NonZeroUsize {
+    std::thread::available_parallelism().map_or(NonZeroUsize::MIN, |n| {
+        n.min(NonZeroUsize::new(8).expect("8 > 0"))
+    })
+}
 
 impl Built {
     /// An empty filter as `spec`'s RESERVE would make it, with `capacity`.
@@ -62,28 +68,14 @@ impl Built {
     /// (a full non-scaling filter, a Cuckoo filter that cannot grow) is an error.
     pub fn add_all(&mut self, items: &[Vec<u8>]) -> Result<()> {
         match self {
-            Built::Bloom(chain) => {
-                for (n, batch) in items.chunks(BATCH).enumerate() {
-                    let pairs: Vec<_> = batch.iter().map(|item| chain.hash(item)).collect();
-                    let mut refused = None;
-                    let mut at = 0;
-                    chain.add_each(&pairs, DEFAULT_MAX_FILTER_BYTES, |outcome| {
-                        match outcome {
-                            AddOutcome::Added | AddOutcome::Exists => {}
-                            other => refused = Some((n * BATCH + at, other)),
-                        }
-                        at += 1;
-                        refused.is_none()
-                    });
-                    if let Some((at, outcome)) = refused {
-                        return Err(Error::new(format!(
-                            "item {} of the input: the filter refuses it ({outcome:?})",
-                            at + 1
-                        )));
-                    }
-                }
-                Ok(())
-            }
+            Built::Bloom(chain) => chain
+                .add_items(items, build_threads(), DEFAULT_MAX_FILTER_BYTES)
+                .map_err(|(at, outcome)| {
+                    Error::new(format!(
+                        "item {} of the input: the filter refuses it ({outcome:?})",
+                        at + 1
+                    ))
+                }),
             Built::Cuckoo(filter) => {
                 for (at, item) in items.iter().enumerate() {
                     filter

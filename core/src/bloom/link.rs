@@ -201,7 +201,7 @@ impl Link {
 
     /// The `i`-th bit position of an item: `(a + i·b) mod M` in wrapping 64-bit arithmetic.
     #[inline]
-    fn position(&self, pair: HashPair, i: u32) -> u64 {
+    pub(crate) fn position(&self, pair: HashPair, i: u32) -> u64 {
         self.modulus
             .reduce(pair.a.wrapping_add(u64::from(i).wrapping_mul(pair.b)))
     }

@@ -16,6 +16,7 @@
 //! ```
 
 pub mod blocked;
+mod bulk;
 pub mod chain;
 pub mod dump;
 pub mod link;
