@@ -25,7 +25,7 @@ const MIN_RUN: usize = if cfg!(test) { 64 } else { 4096 };
 const MIN_BYTES: usize = if cfg!(test) { 64 } else { CACHE_RESIDENT_BYTES };
 /// Items whose positions a thread computes, and whose cache lines it requests, ahead of the
 /// item it is setting.
-const AHEAD: usize = 16;
+const AHEAD: usize = 8;
 
 impl Chain {
     /// Adds `items` in order on up to `threads` threads: the same filter as
@@ -151,6 +151,11 @@ fn hash_into<T: AsRef<[u8]> + Sync>(
 
 /// Sets, item after item, the positions that fall in `range` (the link's bytes from
 /// `base`). Returns one bit per item: whether it found one of them clear.
+///
+/// About half an item's positions fall in another thread's range. Rather than branch on
+/// each (a coin toss the CPU cannot predict), every position is visited, and one outside
+/// the range reads and writes back, unchanged, a byte of the range (`spare`, a different
+/// one per hash so they do not wait on each other).
 fn set_in_range(
     link: &Link,
     pairs: &[HashPair],
@@ -161,39 +166,37 @@ fn set_in_range(
     let k = link.hashes as usize;
     let low = (base as u64) << 3;
     let bits = (range.len() as u64) << 3;
-    let mut found_clear = vec![0u64; words];
-    // The in-range positions (offsets from `low`) of the next AHEAD items, and their counts.
-    let mut ahead = vec![0u64; AHEAD * k];
-    let mut counts = [0usize; AHEAD];
-    let look_ahead = |j: usize, ahead: &mut [u64], counts: &mut [usize; AHEAD], range: &[u8]| {
+    let spare: Vec<usize> = (0..k).map(|i| i.min(range.len() - 1)).collect();
+    // Where each position of the next AHEAD items falls: (byte in the range or its spare,
+    // bit mask, 0 when outside).
+    let mut ahead = vec![(0usize, 0u8); AHEAD * k];
+    let look_ahead = |j: usize, ahead: &mut [(usize, u8)], range: &[u8]| {
         let slot = &mut ahead[(j % AHEAD) * k..][..k];
-        let mut n = 0;
-        for i in 0..k {
+        for (i, (at, &spare)) in slot.iter_mut().zip(&spare).enumerate() {
             let offset = link.position(pairs[j], i as u32).wrapping_sub(low);
-            // Written always, kept when in range: no branch to mispredict.
-            slot[n.min(k - 1)] = offset;
-            n += usize::from(offset < bits);
+            let inside = offset < bits;
+            *at = if inside {
+                ((offset >> 3) as usize, 1 << (offset & 7))
+            } else {
+                (spare, 0)
+            };
+            prefetch(range, at.0);
         }
-        for &offset in &slot[..n] {
-            prefetch(range, (offset >> 3) as usize);
-        }
-        counts[j % AHEAD] = n;
     };
+    let mut found_clear = vec![0u64; words];
     for j in 0..pairs.len().min(AHEAD) {
-        look_ahead(j, &mut ahead, &mut counts, range);
+        look_ahead(j, &mut ahead, range);
     }
     for j in 0..pairs.len() {
-        let slot = j % AHEAD;
         let mut clear = false;
-        for &offset in &ahead[slot * k..][..counts[slot]] {
-            let byte = &mut range[(offset >> 3) as usize];
-            let mask = 1u8 << (offset & 7);
-            clear |= *byte & mask == 0;
+        for &(at, mask) in &ahead[(j % AHEAD) * k..][..k] {
+            let byte = &mut range[at];
+            clear |= *byte & mask != mask;
             *byte |= mask;
         }
         found_clear[j >> 6] |= u64::from(clear) << (j & 63);
         if j + AHEAD < pairs.len() {
-            look_ahead(j + AHEAD, &mut ahead, &mut counts, range);
+            look_ahead(j + AHEAD, &mut ahead, range);
         }
     }
     found_clear
