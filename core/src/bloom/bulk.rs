@@ -12,7 +12,7 @@
 //! fills) go through [`Chain::add_each`].
 
 use crate::bloom::chain::{AddOutcome, Chain};
-use crate::bloom::link::{prefetch, Link, CACHE_RESIDENT_BYTES, POSITION_BUFFER};
+use crate::bloom::link::{prefetch, Link, CACHE_RESIDENT_BYTES};
 use crate::hash::HashPair;
 use crate::memory::Ceiling;
 use std::num::NonZeroUsize;
@@ -62,14 +62,13 @@ impl Chain {
     }
 
     /// How many items a run may add on threads: the newest link's room when it is the only
-    /// link, classic, large and its positions fit the buffers; otherwise 0.
+    /// link, classic and large; otherwise 0.
     fn parallel_room(&self, threads: NonZeroUsize) -> usize {
         match self.links.as_slice() {
             [link]
                 if threads.get() > 1
                     && !link.blocked
                     && link.hashes > 0
-                    && link.hashes as usize <= POSITION_BUFFER
                     && link.data.len() >= MIN_BYTES =>
             {
                 usize::try_from(link.entries.saturating_sub(link.items)).unwrap_or(usize::MAX)
@@ -235,6 +234,7 @@ mod tests {
             (2000, 0.001, 4, true),
             (5000, 0.3, 1, true),
             (1000, 0.0001, 2, true),
+            (500, 1e-15, 2, true),
             (4000, 0.05, 2, false),
         ] {
             let n_capacity = capacity as usize;
