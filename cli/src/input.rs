@@ -3,20 +3,80 @@
 
 use indicatif::{ProgressBar, ProgressStyle};
 use redbloom_client::{Error, Result};
-use std::io::{IsTerminal, Read};
+use std::io::{ErrorKind, IsTerminal, Read};
 use std::path::Path;
+
+/// Bytes read at a time by [`for_each_batch`] (more when one line is longer).
+const READ_BYTES: usize = if cfg!(test) { 16 } else { 16 << 20 };
 
 /// Splits `data` into lines: `\n` ends an item, a `\r` before it is not part of it; a
 /// last line without `\n` is an item too; an empty file has no items.
-pub fn lines(data: &[u8]) -> Vec<Vec<u8>> {
-    let mut items: Vec<Vec<u8>> = data
-        .split(|&b| b == b'\n')
-        .map(|line| line.strip_suffix(b"\r").unwrap_or(line).to_vec())
-        .collect();
-    if data.is_empty() || data.ends_with(b"\n") {
-        items.pop();
+pub fn line_slices(data: &[u8]) -> Vec<&[u8]> {
+    let mut items = Vec::new();
+    let mut start = 0;
+    for end in memchr::memchr_iter(b'\n', data) {
+        let line = &data[start..end];
+        items.push(line.strip_suffix(b"\r").unwrap_or(line));
+        start = end + 1;
+    }
+    if start < data.len() {
+        let line = &data[start..];
+        items.push(line.strip_suffix(b"\r").unwrap_or(line));
     }
     items
+}
+
+/// [`line_slices`], each item copied.
+pub fn lines(data: &[u8]) -> Vec<Vec<u8>> {
+    line_slices(data).into_iter().map(<[u8]>::to_vec).collect()
+}
+
+/// Calls `f` with the items of `file` (`-` or none: standard input), a batch of whole lines
+/// at a time, in order, split as [`line_slices`] splits the whole input — without holding
+/// it: a batch is what one read of [`READ_BYTES`] brought. Returns how many items there were.
+pub fn for_each_batch(
+    file: Option<&Path>,
+    mut f: impl FnMut(&[&[u8]]) -> Result<()>,
+) -> Result<u64> {
+    let mut input: Box<dyn Read> = match file {
+        Some(path) if path != Path::new("-") => Box::new(
+            std::fs::File::open(path)
+                .map_err(|e| Error::new(format!("cannot read {}: {e}", path.display())))?,
+        ),
+        _ => Box::new(std::io::stdin().lock()),
+    };
+    let mut buf = vec![0u8; READ_BYTES];
+    let (mut filled, mut count) = (0, 0u64);
+    loop {
+        if filled == buf.len() {
+            // A line longer than the buffer: room for more of it.
+            buf.resize(buf.len() * 2, 0);
+        }
+        let read = match input.read(&mut buf[filled..]) {
+            Ok(read) => read,
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Error::new(format!("cannot read the input: {e}"))),
+        };
+        filled += read;
+        let whole = if read == 0 {
+            filled
+        } else {
+            match memchr::memrchr(b'\n', &buf[..filled]) {
+                Some(last) => last + 1,
+                None => continue,
+            }
+        };
+        let items = line_slices(&buf[..whole]);
+        if !items.is_empty() {
+            f(&items)?;
+            count += items.len() as u64;
+        }
+        buf.copy_within(whole..filled, 0);
+        filled -= whole;
+        if read == 0 {
+            return Ok(count);
+        }
+    }
 }
 
 /// The items of a command: those on the command line, then those of `file` (`-` is
@@ -58,7 +118,7 @@ pub fn progress(total: usize, what: &str) -> ProgressBar {
 
 #[cfg(test)]
 mod tests {
-    use super::lines;
+    use super::{for_each_batch, lines, READ_BYTES};
 
     #[test]
     fn line_splitting() {
@@ -66,5 +126,37 @@ mod tests {
         assert_eq!(lines(b"a\nb"), vec![b"a".to_vec(), b"b".to_vec()]);
         assert_eq!(lines(b"a\r\nb\n"), vec![b"a".to_vec(), b"b".to_vec()]);
         assert_eq!(lines(b"\n\n"), vec![Vec::<u8>::new(), Vec::new()]);
+    }
+
+    /// Streamed in batches (reads of 16 bytes in tests), any input gives the items and
+    /// order `lines` gives for the whole of it: lines across reads, longer than a read,
+    /// `\r\n` split between reads, empty lines, no final newline.
+    #[test]
+    fn batches_split_as_the_whole_input() {
+        let long = "x".repeat(5 * READ_BYTES);
+        let inputs = [
+            String::new(),
+            "\n".into(),
+            "a".into(),
+            "a\r\nbb\r\n\r\nccc".into(),
+            format!("{long}\nshort\n{long}"),
+            (0..200).map(|i| format!("item:{i}\r\n")).collect(),
+            (0..50).map(|i| format!("{}\n", "y".repeat(i))).collect(),
+        ];
+        let dir = std::env::temp_dir().join(format!("redbloom-input-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (n, input) in inputs.iter().enumerate() {
+            let path = dir.join(format!("{n}.txt"));
+            std::fs::write(&path, input).unwrap();
+            let mut got = Vec::new();
+            let count = for_each_batch(Some(&path), |batch| {
+                got.extend(batch.iter().map(|item| item.to_vec()));
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(got, lines(input.as_bytes()), "input {n}");
+            assert_eq!(count, got.len() as u64);
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

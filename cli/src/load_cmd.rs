@@ -32,22 +32,27 @@ pub fn run(args: LoadArgs, json: bool) -> Result<()> {
         blocked: false,
     };
     spec.validate()?;
-    let items = input::items(&[], args.file.as_deref(), true)?;
     let mut conn = Conn::open(&args.url)?;
-    let built = load::load(&mut conn, &args.key, &spec, &items)?;
-    let chunks = built.chunks();
-    let bytes: usize = chunks.iter().map(|(_, d)| d.len()).sum();
+    load::ensure_absent(&mut conn, &args.key)?;
+    // The input streams through the filter, a read at a time: what is held is the filter
+    // and one read, whatever the input's size. Nothing is written before its end.
+    let mut built = load::Built::new(&spec, spec.capacity)?;
+    let mut items = 0;
+    input::for_each_batch(args.file.as_deref(), |batch| {
+        built.add_more(batch, items)?;
+        items += batch.len() as u64;
+        Ok(())
+    })?;
+    let (bytes, chunks) = load::ship(&mut conn, &args.key, &built)?;
     if json {
         say!(
             "{}",
-            json!({"key": args.key, "items": items.len(), "bytes": bytes, "chunks": chunks.len()})
+            json!({"key": args.key, "items": items, "bytes": bytes, "chunks": chunks})
         );
     } else {
         say!(
-            "loaded {}: {} items, {bytes} bytes in {} chunks",
-            args.key,
-            items.len(),
-            chunks.len()
+            "loaded {}: {items} items, {bytes} bytes in {chunks} chunks",
+            args.key
         );
     }
     Ok(())

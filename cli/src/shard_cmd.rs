@@ -145,16 +145,17 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             print_answers(&replies, json);
         }
         ShardCommand::Load { url, name, file } => {
-            let items = input::items(&[], file.as_deref(), true)?;
             let mut conn = Conn::open(&url)?;
             let descriptor = Descriptor::open(&mut conn, &name)?;
-            descriptor.load(&mut conn, &items)?;
+            // Streamed as `load` streams: the members' filters and one read are held.
+            let mut loading = descriptor.start_load(&mut conn)?;
+            let items = input::for_each_batch(file.as_deref(), |batch| loading.add(batch))?;
+            loading.finish(&mut conn)?;
             if json {
-                say!("{}", json!({"name": name, "items": items.len()}));
+                say!("{}", json!({"name": name, "items": items}));
             } else {
                 say!(
-                    "loaded {name}: {} items into {} members",
-                    items.len(),
+                    "loaded {name}: {items} items into {} members",
                     descriptor.members.len()
                 );
             }

@@ -8,12 +8,14 @@ pub mod conn;
 pub mod error;
 pub mod family;
 pub mod shard;
+pub mod shard_load;
 pub mod slot;
 
 pub use conn::Conn;
 pub use error::{Error, Result};
 pub use family::{Family, FilterSpec};
 pub use shard::Descriptor;
+pub use shard_load::ShardLoad;
 pub mod inspect;
 pub mod load;
 pub mod snapshot;

@@ -393,35 +393,6 @@ impl Descriptor {
         })
     }
 
-    /// Bulk-loads `items` into the (empty) members: each member is built here from its
-    /// share of the items ([`crate::load::Built`]) and replaces the empty member by
-    /// LOADCHUNK. Every member is built before anything is sent, so an item a member would
-    /// refuse fails the load with nothing written.
-    pub fn load(&self, conn: &mut Conn, items: &[Vec<u8>]) -> Result<()> {
-        let held: i64 = self
-            .member_infos(conn)?
-            .iter()
-            .filter_map(|m| m.int("Number of items inserted"))
-            .sum();
-        if held != 0 {
-            return Err(Error::new(format!(
-                "{}: shard load needs empty members; they hold {held} items",
-                self.name
-            )));
-        }
-        let mut cmds = Vec::new();
-        for (m, group) in self.group(items).into_iter().enumerate() {
-            let mut built = crate::load::Built::new(&self.spec, self.member_capacity())?;
-            let share: Vec<Vec<u8>> = group.iter().map(|&i| items[i].clone()).collect();
-            built.add_all(&share).map_err(|e| {
-                Error::new(format!("{}: member {}: {e}", self.name, self.members[m]))
-            })?;
-            cmds.push(redis::cmd("DEL").arg(&self.members[m]).clone());
-            cmds.extend(built.loadchunks(&self.members[m]));
-        }
-        conn.pipeline(&cmds).map(|_| ())
-    }
-
     /// Each member's INFO reply as (field, value) pairs, and its memory (MEMORY USAGE).
     pub fn member_infos(&self, conn: &mut Conn) -> Result<Vec<MemberInfo>> {
         let mut cmds = Vec::new();
