@@ -33,7 +33,7 @@ pub fn lines(data: &[u8]) -> Vec<Vec<u8>> {
 
 /// Calls `f` with the items of `file` (`-` or none: standard input), a batch of whole lines
 /// at a time, in order, split as [`line_slices`] splits the whole input — without holding
-/// it: a batch is what one read of [`READ_BYTES`] brought. Returns how many items there were.
+/// it: a batch is the whole lines of [`READ_BYTES`] read. Returns how many items there were.
 pub fn for_each_batch(
     file: Option<&Path>,
     mut f: impl FnMut(&[&[u8]]) -> Result<()>,
@@ -58,6 +58,10 @@ pub fn for_each_batch(
             Err(e) => return Err(Error::new(format!("cannot read the input: {e}"))),
         };
         filled += read;
+        if read != 0 && filled < buf.len() {
+            // A pipe gives 64 KiB a read: fill the buffer first, so batches stay large.
+            continue;
+        }
         let whole = if read == 0 {
             filled
         } else {
