@@ -26,11 +26,6 @@ pub fn line_slices(data: &[u8]) -> Vec<&[u8]> {
     items
 }
 
-/// [`line_slices`], each item copied.
-pub fn lines(data: &[u8]) -> Vec<Vec<u8>> {
-    line_slices(data).into_iter().map(<[u8]>::to_vec).collect()
-}
-
 /// Calls `f` with the items of `file` (`-` or none: standard input), a batch of whole lines
 /// at a time, in order, split as [`line_slices`] splits the whole input — without holding
 /// it: a batch is the whole lines of [`READ_BYTES`] read. Returns how many items there were.
@@ -83,38 +78,47 @@ pub fn for_each_batch(
     }
 }
 
-/// The items of a command: those on the command line, then those of `file` (`-` is
-/// standard input); standard input when there are neither and `stdin_default`.
-pub fn items(args: &[String], file: Option<&Path>, stdin_default: bool) -> Result<Vec<Vec<u8>>> {
-    let mut out: Vec<Vec<u8>> = args.iter().map(|s| s.as_bytes().to_vec()).collect();
-    let mut data = Vec::new();
-    match file {
-        Some(path) if path == Path::new("-") => {
-            std::io::stdin().read_to_end(&mut data)?;
-        }
-        Some(path) => {
-            data = std::fs::read(path)
-                .map_err(|e| Error::new(format!("cannot read {}: {e}", path.display())))?;
-        }
-        None if args.is_empty() && stdin_default => {
-            std::io::stdin().read_to_end(&mut data)?;
-        }
-        None => {}
+/// Calls `f` with the items of a command, in order, a batch at a time: those on the
+/// command line, then those of `file` ([`for_each_batch`]; `-` is standard input), or of
+/// standard input when there are neither and `stdin_default`. Returns how many there were.
+pub fn for_each_input(
+    args: &[String],
+    file: Option<&Path>,
+    stdin_default: bool,
+    mut f: impl FnMut(&[&[u8]]) -> Result<()>,
+) -> Result<u64> {
+    let given: Vec<&[u8]> = args.iter().map(|s| s.as_bytes()).collect();
+    if !given.is_empty() {
+        f(&given)?;
     }
-    out.extend(lines(&data));
+    let streamed = match file {
+        Some(path) => for_each_batch(Some(path), f)?,
+        None if given.is_empty() && stdin_default => for_each_batch(None, f)?,
+        None => 0,
+    };
+    Ok(given.len() as u64 + streamed)
+}
+
+/// [`for_each_input`], collected.
+pub fn items(args: &[String], file: Option<&Path>, stdin_default: bool) -> Result<Vec<Vec<u8>>> {
+    let mut out = Vec::new();
+    for_each_input(args, file, stdin_default, |batch| {
+        out.extend(batch.iter().map(|item| item.to_vec()));
+        Ok(())
+    })?;
     Ok(out)
 }
 
-/// A progress bar over `total` items on standard error, hidden when it is not a terminal.
-pub fn progress(total: usize, what: &str) -> ProgressBar {
+/// A count of the items done on standard error (the input streams, so there is no total),
+/// hidden when it is not a terminal.
+pub fn progress(what: &str) -> ProgressBar {
     if !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
-    let bar = ProgressBar::new(total as u64);
+    let bar = ProgressBar::new_spinner();
     bar.set_style(
-        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} {per_sec} eta {eta}")
-            .expect("a valid template")
-            .progress_chars("=> "),
+        ProgressStyle::with_template("{spinner} {msg}: {pos} items, {per_sec}")
+            .expect("a valid template"),
     );
     bar.set_message(what.to_string());
     bar
@@ -122,7 +126,11 @@ pub fn progress(total: usize, what: &str) -> ProgressBar {
 
 #[cfg(test)]
 mod tests {
-    use super::{for_each_batch, lines, READ_BYTES};
+    use super::{for_each_batch, line_slices, READ_BYTES};
+
+    fn lines(data: &[u8]) -> Vec<Vec<u8>> {
+        line_slices(data).into_iter().map(<[u8]>::to_vec).collect()
+    }
 
     #[test]
     fn line_splitting() {

@@ -114,19 +114,24 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             file,
             wait_replicas,
         } => {
-            let items = input::items(&items, file.as_deref(), true)?;
             let mut conn = Conn::open(&url)?;
             let descriptor = Descriptor::open(&mut conn, &name)?;
-            let bar = input::progress(items.len(), "add");
-            let replies = descriptor.add(&mut conn, &items, wait_replicas, &mut |n| {
-                bar.set_position(n as u64)
+            let bar = input::progress("add");
+            // The input streams: a batch is added before the next is read.
+            let (mut done, mut added) = (0u64, 0usize);
+            input::for_each_input(&items, file.as_deref(), true, |batch| {
+                let replies = descriptor.add(&mut conn, batch, wait_replicas, &mut |n| {
+                    bar.set_position(done + n as u64)
+                })?;
+                added += replies.iter().filter(|&&r| r == 1).count();
+                done += batch.len() as u64;
+                Ok(())
             })?;
             bar.finish_and_clear();
-            let added = replies.iter().filter(|&&r| r == 1).count();
             if json {
-                say!("{}", json!({"items": items.len(), "added": added}));
+                say!("{}", json!({"items": done, "added": added}));
             } else {
-                say!("{} items, {added} newly added", items.len());
+                say!("{done} items, {added} newly added");
             }
         }
         ShardCommand::Exists {
@@ -135,14 +140,21 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             items,
             file,
         } => {
-            let items = input::items(&items, file.as_deref(), true)?;
             let mut conn = Conn::open(&url)?;
             let descriptor = Descriptor::open(&mut conn, &name)?;
-            let bar = input::progress(items.len(), "exists");
-            let replies =
-                descriptor.exists(&mut conn, &items, &mut |n| bar.set_position(n as u64))?;
+            let bar = input::progress("exists");
+            // Answers are printed batch after batch, as the input streams.
+            let mut answers = Answers::new(json);
+            let mut done = 0u64;
+            input::for_each_input(&items, file.as_deref(), true, |batch| {
+                let replies = descriptor
+                    .exists(&mut conn, batch, &mut |n| bar.set_position(done + n as u64))?;
+                answers.print(&replies);
+                done += batch.len() as u64;
+                Ok(())
+            })?;
             bar.finish_and_clear();
-            print_answers(&replies, json);
+            answers.finish();
         }
         ShardCommand::Load { url, name, file } => {
             let mut conn = Conn::open(&url)?;
@@ -218,16 +230,42 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
     Ok(())
 }
 
-/// One 0/1 per line, or a JSON array.
-pub fn print_answers(replies: &[i64], json: bool) {
-    use std::io::Write;
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    if json {
-        let _ = writeln!(out, "{}", serde_json::Value::from(replies.to_vec()));
-    } else {
+/// Answers printed as they come: one 0/1 per line, or one JSON array of them all.
+pub struct Answers {
+    json: bool,
+    printed: u64,
+}
+
+impl Answers {
+    pub fn new(json: bool) -> Self {
+        Answers { json, printed: 0 }
+    }
+
+    pub fn print(&mut self, replies: &[i64]) {
+        use std::io::Write;
+        let stdout = std::io::stdout();
+        let mut out = std::io::BufWriter::new(stdout.lock());
         for r in replies {
-            let _ = writeln!(out, "{r}");
+            let _ = match (self.json, self.printed) {
+                (false, _) => writeln!(out, "{r}"),
+                (true, 0) => write!(out, "[{r}"),
+                (true, _) => write!(out, ",{r}"),
+            };
+            self.printed += 1;
         }
     }
+
+    /// Closes the JSON array (`[]` when there were no answers).
+    pub fn finish(self) {
+        if self.json {
+            say!("{}", if self.printed == 0 { "[]" } else { "]" });
+        }
+    }
+}
+
+/// All the answers at once ([`Answers`]).
+pub fn print_answers(replies: &[i64], json: bool) {
+    let mut answers = Answers::new(json);
+    answers.print(replies);
+    answers.finish();
 }

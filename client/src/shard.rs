@@ -286,20 +286,20 @@ impl Descriptor {
     }
 
     /// Item indices per member.
-    fn group(&self, items: &[Vec<u8>]) -> Vec<Vec<usize>> {
+    fn group<T: AsRef<[u8]>>(&self, items: &[T]) -> Vec<Vec<usize>> {
         let mut groups = vec![Vec::new(); self.members.len()];
         for (at, item) in items.iter().enumerate() {
-            groups[route(item, self.shards()) as usize].push(at);
+            groups[route(item.as_ref(), self.shards()) as usize].push(at);
         }
         groups
     }
 
     /// Runs one command per (member, ≤1,000 items) over `items`, round by round, and returns
     /// one integer reply per item, in the items' order.
-    fn per_item(
+    fn per_item<T: AsRef<[u8]>>(
         &self,
         conn: &mut Conn,
-        items: &[Vec<u8>],
+        items: &[T],
         durable: Option<u32>,
         progress: &mut dyn FnMut(usize),
         make: &MakeCommand<'_>,
@@ -316,7 +316,7 @@ impl Descriptor {
                 }
                 slots.push(key_slot(self.members[m].as_bytes()));
                 for part in group.chunks(ITEMS_PER_COMMAND) {
-                    let mut iter = part.iter().map(|&i| round[i].as_slice());
+                    let mut iter = part.iter().map(|&i| round[i].as_ref());
                     cmds.push(make(&self.members[m], &mut iter));
                     spans.push(part.iter().map(|&i| base + i).collect());
                 }
@@ -367,10 +367,10 @@ impl Descriptor {
     /// Adds `items`; one reply per item (1 newly added, 0 maybe there already). With
     /// `durable = Some(r)`, each round waits until `r` replicas of every master it wrote to
     /// acknowledged it (`WAIT`), sending the round again after a failover.
-    pub fn add(
+    pub fn add<T: AsRef<[u8]>>(
         &self,
         conn: &mut Conn,
-        items: &[Vec<u8>],
+        items: &[T],
         durable: Option<u32>,
         progress: &mut dyn FnMut(usize),
     ) -> Result<Vec<i64>> {
@@ -381,10 +381,10 @@ impl Descriptor {
     }
 
     /// Answers `items`: 1 maybe present, 0 absent, in order.
-    pub fn exists(
+    pub fn exists<T: AsRef<[u8]>>(
         &self,
         conn: &mut Conn,
-        items: &[Vec<u8>],
+        items: &[T],
         progress: &mut dyn FnMut(usize),
     ) -> Result<Vec<i64>> {
         let family = self.spec.family;

@@ -1,8 +1,8 @@
 //! Sharded filters on one server (all members on it), and the bad inputs: each a one-line
 //! error, exit code 1 and nothing written.
 
-use crate::common::{fails, ok, url};
-use crate::support::{Reply, Server};
+use crate::common::{fails, ok, url, write_items};
+use crate::support::{Reply, Server, TempDir};
 
 /// `[--json] shard create URL NAME --shards N --error-rate E --capacity C`.
 fn create_args<'a>(
@@ -92,14 +92,28 @@ fn one_server_holds_every_member() {
         ok(&["--json", "shard", "exists", &u, "f", "b", "zz"]),
         "[1,0]\n"
     );
+    // Items on the command line, then a file's: two batches, one count and one answer list.
+    let dir = TempDir::new("shard-input");
+    let file = dir.0.join("items.txt");
+    write_items(&file, ["d", "a", "zz2"].map(String::from).into_iter());
+    let f = file.to_str().unwrap();
+    assert_eq!(
+        ok(&["shard", "add", &u, "f", "e", "d", "--file", f]),
+        "5 items, 3 newly added\n"
+    );
+    assert_eq!(
+        ok(&["--json", "shard", "exists", &u, "f", "q", "e", "--file", f]),
+        "[0,1,1,1,1]\n"
+    );
+    assert_eq!(ok(&["shard", "exists", &u, "f", "--file", f]), "1\n1\n1\n");
     // Each item went to the member the rule names.
-    for item in ["a", "b", "c"] {
+    for item in ["a", "b", "c", "d", "e", "zz2"] {
         let m = &members[redbloom_client::shard::route(item.as_bytes(), 4) as usize];
         assert_eq!(conn.call(&["BF.EXISTS", m, item]), Reply::Int(1), "{item}");
     }
     let info = ok(&["--json", "shard", "info", &u, "f"]);
     let info: serde_json::Value = serde_json::from_str(&info).unwrap();
-    assert_eq!(info["items"], 3);
+    assert_eq!(info["items"], 6);
     assert_eq!(info["descriptor"]["shards"], "4");
     assert_eq!(info["members"].as_array().unwrap().len(), 4);
 
