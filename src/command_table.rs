@@ -27,3 +27,5 @@ pub const LOADCHUNK_SUMMARY: &str = "Restores a filter previously saved using SC
 /// RedisBloom's summary of BF.SCANDUMP, which it gives CF.SCANDUMP too.
 pub const SCANDUMP_SUMMARY: &str = "Begins an incremental save of the bloom filter";
 pub const CAPACITY_COMPLEXITY: &str = "O(n), where n is the capacity";
+/// CMS.INCRBY, CMS.QUERY, TOPK.QUERY and TOPK.COUNT (RedisBloom's text).
+pub const ITEMS_COMPLEXITY: &str = "O(n) where n is the number of items";

@@ -5,9 +5,7 @@ use super::{handlers, ACL_CATEGORY};
 use crate::api::commands::Command;
 use crate::api::commands::KeyAccess::{Read, Write, WriteFromSources};
 use crate::command_entry;
-use crate::command_table::{KEY, WRITE_MAY_ALLOCATE};
-
-const ITEMS_COMPLEXITY: &str = "O(n) where n is the number of items";
+use crate::command_table::{ITEMS_COMPLEXITY, KEY, WRITE_MAY_ALLOCATE};
 
 /// Every CMS.* command.
 pub fn commands() -> Vec<Command> {

@@ -6,9 +6,7 @@ use super::{handlers, ACL_CATEGORY};
 use crate::api::commands::Command;
 use crate::api::commands::KeyAccess::{Read, Write};
 use crate::command_entry;
-use crate::command_table::{KEY, KEY_ITEMS, READ_ONLY, WRITE_MAY_ALLOCATE};
-
-const ITEMS_COMPLEXITY: &str = "O(n) where n is the number of items";
+use crate::command_table::{ITEMS_COMPLEXITY, KEY, KEY_ITEMS, READ_ONLY, WRITE_MAY_ALLOCATE};
 
 /// Every TOPK.* command.
 pub fn commands() -> Vec<Command> {

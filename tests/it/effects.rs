@@ -244,14 +244,8 @@ fn run(conn: &mut RawConnection, commands: &[Vec<String>]) -> usize {
 /// Every key with what can be observed of it: TYPE, DEBUG DIGEST-VALUE, the family's INFO
 /// and the DUMP payload.
 fn state(conn: &mut RawConnection) -> Vec<(String, Vec<Reply>)> {
-    let mut keys: Vec<String> = conn
-        .call(&["KEYS", "*"])
-        .array()
-        .iter()
-        .map(Reply::text)
-        .collect();
-    keys.sort();
-    keys.into_iter()
+    conn.sorted_keys()
+        .into_iter()
         .map(|key| {
             let kind = conn.call(&["TYPE", &key]).text();
             let info = match kind.as_str() {

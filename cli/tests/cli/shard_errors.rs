@@ -36,14 +36,8 @@ fn create(u: &str, name: &str) {
 /// Every key and its type, to compare before and after a refused command.
 fn snapshot(server: &Server) -> Vec<(String, Vec<u8>)> {
     let mut conn = server.raw();
-    let mut keys: Vec<String> = conn
-        .call(&["KEYS", "*"])
-        .array()
-        .iter()
-        .map(Reply::text)
-        .collect();
-    keys.sort();
-    keys.into_iter()
+    conn.sorted_keys()
+        .into_iter()
         .map(|k| {
             let dump = conn.call(&["DUMP", &k]).bytes();
             (k, dump)

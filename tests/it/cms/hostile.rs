@@ -4,8 +4,8 @@
 //! server on 10^9 × 10^9).
 
 use crate::support::ceiling::{largest_under_one_mib, TOO_LARGE};
-use crate::support::dump_payload::forgeries_are_refused;
 use crate::support::dump_payload::{alive_without, encode_value, learn_version, restore, seal, F};
+use crate::support::dump_payload::{forgeries_are_refused, uncompressed_dumps};
 use crate::support::{Reply, Server};
 
 /// The module id of `CMSk-TYPE`, encoding 0 (RedisBloom's DUMP payloads start with it).
@@ -16,10 +16,7 @@ fn forged_payloads_are_refused_and_the_server_lives() {
     let server = Server::start();
     let mut conn = server.raw();
     // Uncompressed payloads, so a forged one can be compared with a real one.
-    assert_eq!(
-        conn.call(&["CONFIG", "SET", "rdbcompression", "no"]),
-        Reply::ok()
-    );
+    uncompressed_dumps(&mut conn);
     conn.call(&["CMS.INITBYDIM", "real", "3", "2"]);
     let real = conn.call(&["DUMP", "real"]).bytes();
     learn_version(&real);

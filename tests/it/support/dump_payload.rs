@@ -158,6 +158,14 @@ pub fn forgeries_are_refused(
     alive_without(conn, "forged", "encoding 1");
 }
 
+/// Turns rdbcompression off, so DUMP payloads can be decoded and compared field by field.
+pub fn uncompressed_dumps(conn: &mut RawConnection) {
+    assert_eq!(
+        conn.call(&["CONFIG", "SET", "rdbcompression", "no"]),
+        Reply::ok()
+    );
+}
+
 /// After a refused RESTORE or creation: the server still answers and `key` was not made.
 pub fn alive_without(conn: &mut RawConnection, key: &str, what: &str) {
     assert_eq!(conn.call(&["PING"]), Reply::Simple("PONG".into()), "{what}");

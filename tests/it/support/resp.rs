@@ -124,6 +124,18 @@ impl RawConnection {
         })
     }
 
+    /// Every key of the database (`KEYS *`), sorted.
+    pub fn sorted_keys(&mut self) -> Vec<String> {
+        let mut keys: Vec<String> = self
+            .call(&["KEYS", "*"])
+            .array()
+            .iter()
+            .map(Reply::text)
+            .collect();
+        keys.sort();
+        keys
+    }
+
     /// A connection switched to RESP3 with `HELLO 3` (its reply, a map, is read and dropped).
     pub fn connect_resp3(port: u16) -> std::io::Result<RawConnection> {
         let mut conn = RawConnection::connect(port)?;

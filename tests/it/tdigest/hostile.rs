@@ -4,10 +4,10 @@
 //! on TDIGEST.CREATE k COMPRESSION 1000000000).
 
 use crate::support::ceiling::{largest_under_one_mib, TOO_LARGE};
-use crate::support::dump_payload::forgeries_are_refused;
 use crate::support::dump_payload::{
     alive_without, decode, encode_value, learn_version, restore, seal, F,
 };
+use crate::support::dump_payload::{forgeries_are_refused, uncompressed_dumps};
 use crate::support::{Reply, Server};
 
 /// A digest's fields: compression 5 (capacity 40) with centroids `means` / `weights`.
@@ -33,10 +33,7 @@ fn digest(min: f64, max: f64, means: &[f64], weights: &[f64]) -> Vec<F> {
 fn forged_payloads_are_refused_and_the_server_lives() {
     let server = Server::start();
     let mut conn = server.raw();
-    assert_eq!(
-        conn.call(&["CONFIG", "SET", "rdbcompression", "no"]),
-        Reply::ok()
-    );
+    uncompressed_dumps(&mut conn);
     conn.call(&["TDIGEST.CREATE", "real", "COMPRESSION", "5"]);
     conn.call(&["TDIGEST.ADD", "real", "1", "2", "3"]);
     conn.call(&["TDIGEST.QUANTILE", "real", "0.5"]);

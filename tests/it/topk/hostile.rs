@@ -5,8 +5,8 @@
 //! asked, and aborts when the allocator refuses).
 
 use crate::support::ceiling::{largest_under_one_mib, TOO_LARGE};
-use crate::support::dump_payload::forgeries_are_refused;
 use crate::support::dump_payload::{decode, encode_value, learn_version, restore, seal, F};
+use crate::support::dump_payload::{forgeries_are_refused, uncompressed_dumps};
 use crate::support::{RawConnection, Reply, Server};
 
 fn alive_without(conn: &mut RawConnection, key: &str, what: &str) {
@@ -29,10 +29,7 @@ fn record(fp: u32, itemlen: u32, pointer: u64, count: u32) -> Vec<u8> {
 fn forged_payloads_are_refused_and_the_server_lives() {
     let server = Server::start();
     let mut conn = server.raw();
-    assert_eq!(
-        conn.call(&["CONFIG", "SET", "rdbcompression", "no"]),
-        Reply::ok()
-    );
+    uncompressed_dumps(&mut conn);
     conn.call(&["TOPK.RESERVE", "real", "2", "3", "1", "0.5"]);
     let real = conn.call(&["DUMP", "real"]).bytes();
     learn_version(&real);
