@@ -76,8 +76,21 @@ fn settled<'k>(
     let forks = forks();
     let forked = digest.stamp() != forks;
     digest.set_stamp(forks);
-    if (due || forked) && digest.has_unmerged() && acts_as_master(ctx) {
-        merge_and_replicate(ctx, args, i, digest);
+    if digest.has_unmerged() && acts_as_master(ctx) {
+        // RedisBloom merged (for a buffer that cannot merge: sorted) the digest at each
+        // save; a fork child's save does not change its parent's digest, whose buffer
+        // this merges only if it can (for replicas, which load the merged one).
+        let merges = if due > 0 {
+            due
+        } else {
+            u32::from(forked && digest.merge_empties_buffer())
+        };
+        for _ in 0..merges {
+            if !digest.has_unmerged() {
+                break;
+            }
+            merge_and_replicate(ctx, args, i, digest);
+        }
     }
     Ok(digest)
 }
@@ -346,7 +359,9 @@ fn reading<'k>(
     merges: impl FnOnce(&TDigest) -> bool,
 ) -> Result<Reading<'k>, RedisError> {
     let digest = settled(ctx, args, key, 1)?;
-    if !digest.has_unmerged() || !merges(digest) {
+    // A buffer that cannot merge is only sorted, by each of the query's own merges, as
+    // in RedisBloom (a merge here would sort it once more).
+    if !digest.has_unmerged() || !merges(digest) || !digest.merge_empties_buffer() {
         return Ok(Reading::Stored(digest));
     }
     let flags = ctx.get_flags();
@@ -445,10 +460,15 @@ pub fn rank(ctx: &Context, args: &Args) -> RedisResult {
         args.double(i).ok_or(error(errors::TD_PARSE_VALUE))
     })?;
     let reverse = is_reverse(args);
-    let in_range =
-        |d: &TDigest| d.size() != 0 && vals.iter().any(|&v| v >= d.min() && v <= d.max());
+    // RedisBloom reads the size before the CDF merges the buffer.
+    let mut size_before = None;
+    let in_range = |d: &TDigest| {
+        size_before = Some(d.size());
+        d.size() != 0 && vals.iter().any(|&v| v >= d.min() && v <= d.max())
+    };
     let mut digest = reading(ctx, args, &key, in_range)?;
-    let ranks: Vec<i64> = vals.iter().map(|&v| digest.rank(v, reverse)).collect();
+    let size = size_before.unwrap_or(digest.size());
+    let ranks = digest.ranks_at_size(size, &vals, reverse);
     reply_integers(ctx, ranks.into_iter())
 }
 
@@ -463,12 +483,16 @@ pub fn by_rank(ctx: &Context, args: &Args) -> RedisResult {
         Ok(rank)
     })?;
     let reverse = is_reverse(args);
+    // RedisBloom reads the size before the quantile merges the buffer.
+    let mut size_before = None;
     let inside = |d: &TDigest| {
+        size_before = Some(d.size());
         let size = d.size() as f64;
         size != 0.0 && ranks.iter().any(|&r| r != 0 && (r as f64) < size)
     };
     let mut digest = reading(ctx, args, &key, inside)?;
-    let values: Vec<f64> = ranks.iter().map(|&r| digest.by_rank(r, reverse)).collect();
+    let size = size_before.unwrap_or(digest.size());
+    let values = digest.by_ranks_at_size(size, &ranks, reverse);
     reply_doubles(ctx, &values)
 }
 

@@ -62,9 +62,9 @@ pub struct TDigest {
     means: Vec<f64>,
     /// Their weights, in the same order.
     weights: Vec<i64>,
-    /// A save wrote this digest merged while it had a buffer (RedisBloom merges the stored
-    /// digest there): see [`TDigest::take_merge_due`].
-    merge_due: std::cell::Cell<bool>,
+    /// How many saves wrote this digest merged while it had a buffer (RedisBloom merges
+    /// the stored digest at each): see [`TDigest::take_merge_due`].
+    merge_due: std::cell::Cell<u32>,
     /// The owner's number (see [`TDigest::stamp`]).
     stamp: u64,
 }
@@ -147,10 +147,17 @@ pub fn half_round_down(f: f64) -> f64 {
     }
 }
 
-/// Whether `a + b` fits an `i64` (t-digest-c's check, for the non-negative weights a
-/// digest holds).
+/// t-digest-c's `_tdigest_long_long_add_safe(a, b)`, as its x86-64 build computes it:
+/// `a <= LLONG_MAX - b` for `b >= 0`, and for a negative `b` `a >= LLONG_MAX - b`, whose
+/// subtraction wraps (so `b = i64::MIN`, a merged weight that rounded to 2^63, lets any
+/// `a >= -1` through).
 fn add_fits(a: i64, b: i64) -> bool {
-    a.checked_add(b).is_some()
+    let limit = i64::MAX.wrapping_sub(b);
+    if b < 0 {
+        a >= limit
+    } else {
+        a <= limit
+    }
 }
 
 /// t-digest-c's overflow check of a total weight: the scale function's denominator must
@@ -271,21 +278,26 @@ impl TDigest {
             unmerged_weight: 0,
             means,
             weights,
-            merge_due: std::cell::Cell::new(false),
+            merge_due: std::cell::Cell::new(0),
             stamp: 0,
         })
     }
 
-    /// Whether a save has written this digest merged while its buffer held samples since
-    /// this was last asked (and forgets it). RedisBloom merges the stored digest when it
-    /// saves it (DUMP); this crate's save leaves it as it is, so its owner can merge it
-    /// when it next uses it, where it can tell replicas.
-    pub fn take_merge_due(&self) -> bool {
-        self.merge_due.replace(false)
+    /// How many saves have written this digest merged while its buffer held samples
+    /// since this was last asked (and forgets it). RedisBloom merges the stored digest
+    /// each time it saves it (DUMP); this crate's save leaves it as it is, so its owner
+    /// can merge it when it next uses it, where it can tell replicas. The count matters
+    /// only for a buffer that cannot merge ([`merge_empties_buffer`](Self::merge_empties_buffer)),
+    /// which each of RedisBloom's merges sorts once more.
+    pub fn take_merge_due(&self) -> u32 {
+        self.merge_due.replace(0).min(rdb::MAX_SAVES_COUNTED + 1)
     }
 
-    pub(crate) fn note_saved_merged(&self) {
-        self.merge_due.set(true);
+    /// The saves since the last use ([`take_merge_due`](Self::take_merge_due)).
+    pub(crate) fn note_saved_merged(&self) -> u32 {
+        let before = self.merge_due.get();
+        self.merge_due.set(before.saturating_add(1));
+        before
     }
 
     /// A number the owner keeps with the digest (redbloom: how many fork children the
@@ -425,11 +437,11 @@ impl TDigest {
         if !add_fits(self.unmerged_weight, weight) {
             return Err(TDigestError::Overflow);
         }
-        let new_unmerged = self.unmerged_weight + weight;
+        let new_unmerged = self.unmerged_weight.wrapping_add(weight);
         if !add_fits(new_unmerged, self.merged_weight) {
             return Err(TDigestError::Overflow);
         }
-        let new_total = new_unmerged + self.merged_weight;
+        let new_total = new_unmerged.wrapping_add(self.merged_weight);
         if total_overflows(new_unmerged as f64, new_total as f64) {
             return Err(TDigestError::Overflow);
         }
@@ -453,6 +465,18 @@ impl TDigest {
         self.unmerged_nodes += 1;
         self.unmerged_weight = new_unmerged;
         Ok(())
+    }
+
+    /// Whether [`compress`](Self::compress) would empty the buffer: false when the total
+    /// weight is at most 1 (a single observation, or a merged weight that rounded to 2^63
+    /// and became `i64::MIN`) or overflows, where t-digest-c's `td_compress` sorts the
+    /// buffer and leaves it, so that every query sorts it again.
+    pub fn merge_empties_buffer(&self) -> bool {
+        let total_weight = self.merged_weight as f64 + self.unmerged_weight as f64;
+        self.unmerged_nodes > 0
+            && !total_overflows(self.unmerged_weight as f64, total_weight)
+            && total_weight > 1.0
+            && self.compression / (2.0 * PI * total_weight * total_weight.ln()) != f64::INFINITY
     }
 
     /// Sorts and merges the buffer (t-digest-c's `td_compress`). With a total weight of
@@ -501,7 +525,8 @@ impl TDigest {
         self.merged_nodes = cur + 1;
         self.means.truncate(cur + 1);
         self.weights.truncate(cur + 1);
-        self.merged_weight = total_weight as i64;
+        // C's conversion: a total that rounded to 2^63 becomes i64::MIN.
+        self.merged_weight = c_to_i64(total_weight);
         self.unmerged_nodes = 0;
         self.unmerged_weight = 0;
         self.total_compressions = self.total_compressions.wrapping_add(1);
@@ -527,15 +552,16 @@ impl TDigest {
         Ok(())
     }
 
-    /// A digest from stored parts (RDB, DUMP), checked: see [`rdb::load_tdigest`].
+    /// A digest from stored parts (RDB, DUMP), checked: see [`rdb::load_tdigest`]. The
+    /// last `unmerged_nodes` of the centroids are the buffer.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn from_parts(
         compression: f64,
-        min: f64,
-        max: f64,
+        (min, max): (f64, f64),
         cap: usize,
         total_compressions: i64,
-        merged_weight: i64,
+        (merged_weight, unmerged_weight): (i64, i64),
+        unmerged_nodes: usize,
         means: Vec<f64>,
         weights: Vec<i64>,
     ) -> Self {
@@ -544,14 +570,14 @@ impl TDigest {
             min,
             max,
             cap,
-            merged_nodes: means.len(),
-            unmerged_nodes: 0,
+            merged_nodes: means.len() - unmerged_nodes,
+            unmerged_nodes,
             total_compressions,
             merged_weight,
-            unmerged_weight: 0,
+            unmerged_weight,
             means,
             weights,
-            merge_due: std::cell::Cell::new(false),
+            merge_due: std::cell::Cell::new(0),
             stamp: 0,
         }
     }

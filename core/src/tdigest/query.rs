@@ -252,59 +252,91 @@ impl TDigest {
         trimmed_sum / trimmed_count
     }
 
-    /// TDIGEST.RANK (`reverse` false) / REVRANK of one value (not NaN): -2 when empty,
+    /// TDIGEST.RANK (`reverse` false) / REVRANK of values (none NaN): -2 when empty,
     /// -1 / the size beyond the extremes, else the CDF scaled to the size and rounded as
-    /// RedisBloom rounds it.
-    pub fn rank(&mut self, val: f64, reverse: bool) -> i64 {
-        let size = self.size() as f64;
-        let rank = if size == 0.0 {
-            -2.0
-        } else if val < self.min {
-            if reverse {
-                size
-            } else {
-                -1.0
-            }
-        } else if val > self.max {
-            if reverse {
-                -1.0
-            } else {
-                size
-            }
-        } else {
-            let scaled = self.cdf(val) * size;
-            if reverse {
-                (size - scaled.round()).round()
-            } else {
-                half_round_down(scaled)
-            }
-        };
-        c_to_i64(rank)
+    /// RedisBloom rounds it. The size is read once, before the first CDF merges the
+    /// buffer (past 2^53 the merged total rounds, so the size read after would differ),
+    /// as RedisBloom reads it.
+    pub fn ranks(&mut self, vals: &[f64], reverse: bool) -> Vec<i64> {
+        self.ranks_at_size(self.size(), vals, reverse)
     }
 
-    /// TDIGEST.BYRANK (`reverse` false) / BYREVRANK of one rank (not negative): NaN when
+    /// [`ranks`](Self::ranks) for a digest whose size was `size` before its owner merged
+    /// its buffer for this query.
+    pub fn ranks_at_size(&mut self, size: i64, vals: &[f64], reverse: bool) -> Vec<i64> {
+        let size = size as f64;
+        let (min, max) = (self.min, self.max);
+        let rank_of = |d: &mut TDigest, val: f64| {
+            if size == 0.0 {
+                -2.0
+            } else if val < min {
+                if reverse {
+                    size
+                } else {
+                    -1.0
+                }
+            } else if val > max {
+                if reverse {
+                    -1.0
+                } else {
+                    size
+                }
+            } else {
+                let scaled = d.cdf(val) * size;
+                if reverse {
+                    (size - scaled.round()).round()
+                } else {
+                    half_round_down(scaled)
+                }
+            }
+        };
+        vals.iter().map(|&v| c_to_i64(rank_of(self, v))).collect()
+    }
+
+    /// [`ranks`](Self::ranks) of one value.
+    pub fn rank(&mut self, val: f64, reverse: bool) -> i64 {
+        self.ranks(&[val], reverse)[0]
+    }
+
+    /// TDIGEST.BYRANK (`reverse` false) / BYREVRANK of ranks (none negative): NaN when
     /// empty, the minimum (maximum) at rank 0, ±inf at or beyond the size, else the
-    /// quantile `rank / size`.
+    /// quantile `rank / size`. The size is read once, before the first quantile merges
+    /// the buffer, as RedisBloom reads it ([`ranks`](Self::ranks)).
+    pub fn by_ranks(&mut self, ranks: &[i64], reverse: bool) -> Vec<f64> {
+        self.by_ranks_at_size(self.size(), ranks, reverse)
+    }
+
+    /// [`by_ranks`](Self::by_ranks) for a digest whose size was `size` before its owner
+    /// merged its buffer for this query.
+    pub fn by_ranks_at_size(&mut self, size: i64, ranks: &[i64], reverse: bool) -> Vec<f64> {
+        let size = size as f64;
+        let (min, max) = (self.min, self.max);
+        let value_of = |d: &mut TDigest, rank: i64| {
+            let rank = rank as f64;
+            if size == 0.0 {
+                f64::NAN
+            } else if rank == 0.0 {
+                if reverse {
+                    max
+                } else {
+                    min
+                }
+            } else if rank >= size {
+                if reverse {
+                    f64::NEG_INFINITY
+                } else {
+                    f64::INFINITY
+                }
+            } else {
+                let at = if reverse { size - rank - 1.0 } else { rank };
+                d.quantile(at / size)
+            }
+        };
+        ranks.iter().map(|&r| value_of(self, r)).collect()
+    }
+
+    /// [`by_ranks`](Self::by_ranks) of one rank.
     pub fn by_rank(&mut self, rank: i64, reverse: bool) -> f64 {
-        let size = self.size() as f64;
-        let rank = rank as f64;
-        if size == 0.0 {
-            f64::NAN
-        } else if rank == 0.0 {
-            if reverse {
-                self.max
-            } else {
-                self.min
-            }
-        } else if rank >= size {
-            if reverse {
-                f64::NEG_INFINITY
-            } else {
-                f64::INFINITY
-            }
-        } else {
-            let at = if reverse { size - rank - 1.0 } else { rank };
-            self.quantile(at / size)
-        }
+        self.by_ranks(&[rank], reverse)[0]
     }
 }
