@@ -165,10 +165,22 @@ pub fn count(ctx: &Context, args: &Args) -> RedisResult {
     )
 }
 
-/// Whether `word` is what RedisBloom takes for WITHCOUNT: a prefix of it in any case
-/// (`strncasecmp` over the word's length), the empty word included.
+/// Whether `word` is what RedisBloom takes for WITHCOUNT: C's `strncasecmp(word,
+/// "WITHCOUNT", len)` is 0 — a prefix of it in any case, the empty word included, or the
+/// whole keyword followed by a NUL (the comparison stops at a NUL both strings share:
+/// `WITHCOUNT\0…`).
 fn is_withcount(word: &[u8]) -> bool {
-    word.len() <= b"WITHCOUNT".len() && b"WITHCOUNT"[..word.len()].eq_ignore_ascii_case(word)
+    const KEYWORD: &[u8] = b"WITHCOUNT";
+    for (i, &c) in word.iter().enumerate() {
+        let k = KEYWORD.get(i).copied().unwrap_or(0);
+        if !c.eq_ignore_ascii_case(&k) {
+            return false;
+        }
+        if c == 0 {
+            return true;
+        }
+    }
+    true
 }
 
 /// TOPK.LIST key [WITHCOUNT]: the keyword is checked before the key.

@@ -101,6 +101,37 @@ fn a_bad_increment_changes_nothing_and_the_connection_stays_in_step() {
     assert_eq!(conn.call(&["TOPK.COUNT", "k", "a"]), Reply::int_array(&[0]));
 }
 
+/// TOPK.LIST's keyword as RedisBloom 2.4.20 compares it (`strncasecmp` over the word's
+/// length, which stops at a NUL both strings share): replies recorded from it.
+#[test]
+fn withcount_is_compared_as_redisbloom_s_strncasecmp() {
+    let server = Server::start();
+    let mut conn = server.raw();
+    conn.call(&["TOPK.RESERVE", "empty", "3"]);
+    conn.call(&["TOPK.RESERVE", "k", "3"]);
+    conn.call(&["TOPK.ADD", "k", "a"]);
+    let expected = Reply::Error("WITHCOUNT keyword expected".into());
+    let listed = Reply::Array(Some(vec![Reply::Simple("a".into()), Reply::Int(1)]));
+    let cases: &[(&[u8], &Reply)] = &[
+        (b"WITHCOUNT\0", &listed),
+        (b"WITHCOUNT\0x", &listed),
+        (b"withcount\0", &listed),
+        (b"WITH", &listed),
+        (b"", &listed),
+        (b"WITHCOUNTx", &expected),
+        (b"\0", &expected),
+        (b"W\0", &expected),
+    ];
+    for &(word, want) in cases {
+        let got = conn.call(&[b"TOPK.LIST".as_slice(), b"k", word]);
+        assert_eq!(&got, want, "{word:?}");
+    }
+    assert_eq!(
+        conn.call(&[b"TOPK.LIST".as_slice(), b"empty", b"WITHCOUNT\0"]),
+        Reply::Array(Some(vec![]))
+    );
+}
+
 #[test]
 fn items_a_simple_string_cannot_carry_are_bulk_strings() {
     let server = Server::start();
