@@ -13,6 +13,7 @@ mod cf;
 mod clients;
 mod cluster;
 mod cms;
+mod crossload;
 mod docs;
 mod docs_snippets;
 mod durability;

@@ -90,7 +90,7 @@ pub fn argv(record: &Value) -> Vec<Vec<u8>> {
 }
 
 /// Runs a sequence file's commands in order and compares every reply with RedisBloom's
-/// (`field`: `resp` or `resp3`). MEMORY and OBJECT replies are server-specific and
+/// (`field`: `resp` or `resp3`; a null one is not compared). MEMORY and OBJECT replies are server-specific and
 /// skipped; on another server than Redis 7.0 (`REDBLOOM_SERVER`) a DUMP is compared but
 /// for its RDB version and CRC (the last 10 bytes and the CRLF).
 pub fn run_sequence(conn: &mut RawConnection, file: &str, field: &str) {
@@ -98,11 +98,16 @@ pub fn run_sequence(conn: &mut RawConnection, file: &str, field: &str) {
     for record in load(file)["commands"].as_array().unwrap() {
         let argv = argv(record);
         let got = conn.call_raw(&argv);
+        if record[field].is_null() {
+            // A reply recorded as null is not compared (bytes that differ by design).
+            continue;
+        }
         let want = latin1(&record[field]);
         let name = String::from_utf8_lossy(&argv[0]).to_ascii_uppercase();
         let shown = String::from_utf8_lossy(&argv[..argv.len().min(4)].join(&b' ')).into_owned();
-        if name == "DUMP" && !exact_dump {
-            assert_eq!(got[..got.len() - 12], want[..want.len() - 12], "{shown}");
+        if name == "DUMP" && !exact_dump && want.starts_with(b"$") && want != b"$-1\r\n" {
+            let cut = |r: &[u8]| r[..r.len().saturating_sub(12)].to_vec();
+            assert_eq!(cut(&got), cut(&want), "{shown}");
             continue;
         }
         if name == "OBJECT" || name == "MEMORY" {
