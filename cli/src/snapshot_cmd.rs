@@ -10,7 +10,7 @@ pub fn export(url: &str, key: &str, file: &Path, json: bool) -> Result<()> {
     let mut conn = Conn::open(url)?;
     let (family, bytes) = snapshot::export(&mut conn, key)?;
     std::fs::write(file, &bytes)
-        .map_err(|e| Error::new(format!("cannot write {}: {e}", file.display())))?;
+        .map_err(|e| Error::file(format!("cannot write {}: {e}", file.display())))?;
     if json {
         say!(
             "{}",
@@ -29,8 +29,8 @@ pub fn export(url: &str, key: &str, file: &Path, json: bool) -> Result<()> {
 
 pub fn check(file: &Path, items: &[String], items_file: Option<&Path>, json: bool) -> Result<()> {
     let data = std::fs::read(file)
-        .map_err(|e| Error::new(format!("cannot read {}: {e}", file.display())))?;
-    let local = snapshot::open_file(&data)?;
+        .map_err(|e| Error::file(format!("cannot read {}: {e}", file.display())))?;
+    let local = snapshot::open_file(&file.display().to_string(), &data)?;
     let items = input::items(items, items_file, false)?;
     let answers: Vec<i64> = items.iter().map(|i| i64::from(local.contains(i))).collect();
     print_answers(&answers, json);

@@ -1,5 +1,6 @@
 //! The filter families a sharded filter (or `load`) can be made of, and their commands.
 
+use crate::conn::Conn;
 use crate::error::{Error, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,6 +54,27 @@ impl Family {
     pub fn command(self, verb: &str) -> redis::Cmd {
         redis::cmd(&format!("{}.{verb}", self.prefix()))
     }
+}
+
+/// The family of a key from its TYPE: `Some` for a bf, cf or cbf filter, `None` for a hash
+/// (a sharded filter's descriptor, perhaps); an error for a missing key or another type.
+pub fn key_family(conn: &mut Conn, key: &str) -> Result<Option<Family>> {
+    let kind: String = conn.query(redis::cmd("TYPE").arg(key))?;
+    if kind == "hash" {
+        return Ok(None);
+    }
+    if kind == "none" {
+        return Err(Error::new(format!("no key {key}")));
+    }
+    [Family::Bf, Family::Cf, Family::Cbf]
+        .into_iter()
+        .find(|f| f.type_names().contains(&kind.as_str()))
+        .map(Some)
+        .ok_or_else(|| {
+            Error::new(format!(
+                "{key} is a key of type {kind}, not a bf, cf or cbf filter nor a sharded filter"
+            ))
+        })
 }
 
 /// How a filter is created: BF.RESERVE / CF.RESERVE / CBF.RESERVE arguments.

@@ -5,8 +5,8 @@
 //! member by member and as a whole.
 
 use crate::conn::Conn;
-use crate::error::{Error, Result};
-use crate::family::Family;
+use crate::error::Result;
+use crate::family::{key_family, Family};
 use crate::shard::Descriptor;
 use crate::snapshot::{download, Local};
 use redbloom_core::bloom::Chain;
@@ -60,23 +60,6 @@ fn ones(data: &[u8]) -> u64 {
 
 fn compound(links: &[LinkReport]) -> f64 {
     1.0 - links.iter().map(|l| 1.0 - l.estimated_fp).product::<f64>()
-}
-
-/// The family of a key from its TYPE, or what it is instead.
-pub fn key_family(conn: &mut Conn, key: &str) -> Result<Option<Family>> {
-    let kind: String = conn.query(redis::cmd("TYPE").arg(key))?;
-    Ok(match kind.as_str() {
-        "MBbloom--" | "RBblockBF" => Some(Family::Bf),
-        "MBbloomCF" => Some(Family::Cf),
-        "RBcountBF" => Some(Family::Cbf),
-        "hash" => None,
-        "none" => return Err(Error::new(format!("no key {key}"))),
-        other => {
-            return Err(Error::new(format!(
-                "{key} is a key of type {other}, not a bf, cf or cbf filter nor a sharded filter"
-            )))
-        }
-    })
 }
 
 /// A Bloom or counting link with `used` of its `bits` set (non-zero).

@@ -533,13 +533,13 @@ mod tests {
         let mut other = map.clone();
         other.insert("version".into(), "2".into());
         assert_eq!(
-            Descriptor::parse("f", &other).unwrap_err().0,
+            Descriptor::parse("f", &other).unwrap_err().to_string(),
             "f: sharded filter layout version 2; this redbloom reads version 1"
         );
         let mut missing = map.clone();
         missing.remove("member:11");
         assert_eq!(
-            Descriptor::parse("f", &missing).unwrap_err().0,
+            Descriptor::parse("f", &missing).unwrap_err().to_string(),
             "f: descriptor has no field 'member:11'"
         );
         assert!(Descriptor::parse("f", &HashMap::new()).is_err());
