@@ -1,6 +1,8 @@
 //! `redbloom`: sharded filters over Redis/Valkey Cluster, bulk loading, inspection and
 //! local snapshots of redbloom / RedisBloom filters. Errors are one line on standard error
-//! and exit code 1; `--json` prints results as JSON on standard output.
+//! (with `--json` a JSON object `{"error": {"kind", "message"}}`); the exit code is 0 on
+//! success, 2 for a usage error, 1 for any other failure, 128 + the signal's number for a
+//! load stopped by SIGINT / SIGTERM. `--json` prints results as JSON on standard output.
 
 use clap::{Parser, Subcommand};
 
@@ -17,8 +19,13 @@ mod input;
 mod inspect_cmd;
 mod load_cmd;
 mod shard_cmd;
+mod signals;
 mod snapshot_cmd;
+use redbloom_client::Error;
 use std::process::ExitCode;
+
+/// The exit code of a usage error (as clap's own).
+const USAGE: u8 = 2;
 
 #[derive(Parser)]
 #[command(
@@ -79,8 +86,17 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             use std::io::Write as _;
-            let _ = writeln!(std::io::stderr().lock(), "redbloom: {e}");
-            ExitCode::FAILURE
+            let line = if cli.json {
+                serde_json::json!({"error": {"kind": e.kind(), "message": e.message()}}).to_string()
+            } else {
+                format!("redbloom: {e}")
+            };
+            let _ = writeln!(std::io::stderr().lock(), "{line}");
+            ExitCode::from(match e {
+                Error::Usage(_) => USAGE,
+                Error::Interrupted(_) => signals::exit_code(),
+                _ => 1,
+            })
         }
     }
 }

@@ -1,17 +1,20 @@
 //! `redbloom shard create|add|exists|info|drop`.
 
 use crate::input;
+use crate::signals;
 use clap::{Args, Subcommand};
-use redbloom_client::{Conn, Descriptor, Family, FilterSpec, Result};
+use redbloom_client::ship::Ship;
+use redbloom_client::{Conn, Descriptor, Error, Family, FilterSpec, Result};
 use serde_json::json;
 use std::path::PathBuf;
 
 /// How a filter is sized and grown (shared by `shard create` and `load`).
 #[derive(Args, Clone)]
 pub struct SpecArgs {
-    /// Target false-positive rate of the whole filter, e.g. 0.01.
+    /// Target false-positive rate of the whole filter, e.g. 0.01 (bf and cbf; a cf
+    /// filter's rate follows from its bucket size, so cf refuses it).
     #[arg(long)]
-    pub error_rate: f64,
+    pub error_rate: Option<f64>,
     /// Items the whole filter is sized for.
     #[arg(long)]
     pub capacity: u64,
@@ -21,6 +24,39 @@ pub struct SpecArgs {
     /// Never grow: adds past capacity fail.
     #[arg(long)]
     pub nonscaling: bool,
+}
+
+impl SpecArgs {
+    /// The filter these options describe, for `family`; usage errors for an error rate
+    /// missing (bf, cbf) or given (cf).
+    pub fn spec(&self, family: Family, blocked: bool) -> Result<FilterSpec> {
+        let error_rate = match (family, self.error_rate) {
+            (Family::Cf, Some(_)) => {
+                return Err(Error::usage(
+                    "--error-rate does not apply to cf filters (a Cuckoo filter's rate follows from its bucket size)",
+                ))
+            }
+            // Not used by CF.RESERVE; the descriptor records it as for other families.
+            (Family::Cf, None) => redbloom_core::limits::BF_DEFAULT_ERROR_RATE,
+            (_, Some(rate)) => rate,
+            (_, None) => {
+                return Err(Error::usage(format!(
+                    "--error-rate is required for {} filters",
+                    family.name()
+                )))
+            }
+        };
+        let spec = FilterSpec {
+            family,
+            error_rate,
+            capacity: self.capacity,
+            expansion: self.expansion,
+            nonscaling: self.nonscaling,
+            blocked,
+        };
+        spec.validate()?;
+        Ok(spec)
+    }
 }
 
 #[derive(Subcommand)]
@@ -84,14 +120,7 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             family,
             blocked,
         } => {
-            let spec = FilterSpec {
-                family: Family::parse(&family)?,
-                error_rate: spec.error_rate,
-                capacity: spec.capacity,
-                expansion: spec.expansion,
-                nonscaling: spec.nonscaling,
-                blocked,
-            };
+            let spec = spec.spec(Family::parse(&family)?, blocked)?;
             let descriptor = Descriptor::new(&name, shards, spec)?;
             let mut conn = Conn::open(&url)?;
             descriptor.create(&mut conn)?;
@@ -162,7 +191,13 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             // Streamed as `load` streams: the members' filters and one read are held.
             let mut loading = descriptor.start_load(&mut conn)?;
             let items = input::for_each_batch(file.as_deref(), |batch| loading.add(batch))?;
-            loading.finish(&mut conn)?;
+            signals::catch();
+            let bar = input::bytes_progress("ship", loading.dump_bytes());
+            loading.finish(
+                &mut conn,
+                &mut Ship::new(&signals::stopped, &mut |n| bar.set_position(n)),
+            )?;
+            bar.finish_and_clear();
             if json {
                 say!("{}", json!({"name": name, "items": items}));
             } else {

@@ -25,6 +25,8 @@ pub struct Conn {
     inner: Option<Inner>,
     /// How long a failing pipeline is retried before its error is returned.
     pub retry_for: Duration,
+    /// Fresh connections made since the first ([`Conn::reconnects`]).
+    reconnects: u64,
 }
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
@@ -70,6 +72,7 @@ impl Conn {
             password: info.password().map(str::to_string),
             inner: None,
             retry_for: Duration::from_secs(60),
+            reconnects: 0,
         };
         if !cluster_info.contains("cluster_enabled:1") {
             conn.inner = Some(Inner::Single(single));
@@ -106,8 +109,16 @@ impl Conn {
         builder.build()?.get_connection()
     }
 
+    /// How many times the connection was made again (after a connection error, a failover,
+    /// a redirection): a sequence of writes that must land on one copy of a key (a load's
+    /// chunks) starts over when this moves.
+    pub fn reconnects(&self) -> u64 {
+        self.reconnects
+    }
+
     fn reconnect(&mut self) -> redis::RedisResult<()> {
         self.inner = None;
+        self.reconnects += 1;
         let inner = if self.is_cluster() {
             let mut conn = self.connect_cluster()?;
             // Learn nodes added since (a replica promoted keeps its address; new masters).

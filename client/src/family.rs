@@ -19,7 +19,7 @@ impl Family {
             "bf" => Ok(Family::Bf),
             "cf" => Ok(Family::Cf),
             "cbf" => Ok(Family::Cbf),
-            other => Err(Error::new(format!(
+            other => Err(Error::usage(format!(
                 "unknown filter type '{other}' (expected bf, cf or cbf)"
             ))),
         }
@@ -92,23 +92,23 @@ pub struct FilterSpec {
 impl FilterSpec {
     pub fn validate(&self) -> Result<()> {
         if !(self.error_rate > 0.0 && self.error_rate < 1.0) {
-            return Err(Error::new(
+            return Err(Error::usage(
                 "--error-rate must be between 0 and 1 (exclusive)",
             ));
         }
         if self.capacity == 0 {
-            return Err(Error::new("--capacity must be at least 1"));
+            return Err(Error::usage("--capacity must be at least 1"));
         }
         if self.nonscaling && self.expansion.is_some() {
-            return Err(Error::new(
+            return Err(Error::usage(
                 "--expansion and --nonscaling exclude each other",
             ));
         }
         if self.blocked && self.family != Family::Bf {
-            return Err(Error::new("--blocked applies to bf filters only"));
+            return Err(Error::usage("--blocked applies to bf filters only"));
         }
         if self.family == Family::Cf && self.nonscaling {
-            return Err(Error::new(
+            return Err(Error::usage(
                 "--nonscaling applies to bf and cbf filters only",
             ));
         }

@@ -22,6 +22,7 @@ pub use shard::Descriptor;
 pub use shard_load::ShardLoad;
 pub mod inspect;
 pub mod load;
+pub mod ship;
 pub mod snapshot;
 
 pub use snapshot::Snapshot;

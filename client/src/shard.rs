@@ -83,7 +83,7 @@ impl Descriptor {
     /// A new layout of `shards` members for `spec` at `name`.
     pub fn new(name: &str, shards: u32, spec: FilterSpec) -> Result<Descriptor> {
         if !(1..=MAX_SHARDS).contains(&shards) {
-            return Err(Error::new(format!("--shards must be 1 to {MAX_SHARDS}")));
+            return Err(Error::usage(format!("--shards must be 1 to {MAX_SHARDS}")));
         }
         spec.validate()?;
         let members = (0..shards).map(|i| member_key(name, i, shards)).collect();

@@ -198,8 +198,6 @@ fn cuckoo_load_answers_like_cf_add() {
         "cf",
         "--type",
         "cf",
-        "--error-rate",
-        "0.01",
         "--capacity",
         "4000",
         "--file",

@@ -7,6 +7,8 @@ mod support;
 mod cluster;
 mod common;
 mod inspect;
+mod interrupt;
 mod load;
+mod proxy;
 mod shard_errors;
 mod snapshot;
