@@ -28,6 +28,7 @@ fn finish(child: Child) -> (Option<i32>, Run) {
     let output = child.wait_with_output().unwrap();
     let run = Run {
         ok: output.status.success(),
+        code: output.status.code(),
         stdout: String::from_utf8_lossy(&output.stdout).to_string(),
         stderr: String::from_utf8_lossy(&output.stderr).to_string(),
     };
