@@ -1,12 +1,13 @@
 //! `redbloom load URL KEY [--error-rate E] --capacity C [--expansion X | --nonscaling]
 //! [--type bf|cf] [--file F]`.
 
+use crate::connect;
 use crate::input;
 use crate::shard_cmd::SpecArgs;
 use crate::signals;
 use clap::Args;
 use redbloom_client::ship::{self, Replace, Ship, Target};
-use redbloom_client::{Conn, Error, Family, Result};
+use redbloom_client::{Error, Family, Result};
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -33,7 +34,7 @@ pub fn run(args: LoadArgs, json: bool) -> Result<()> {
         return Err(Error::usage("load supports bf and cf filters"));
     }
     let spec = args.spec.spec(family, false)?;
-    let mut conn = Conn::open(&args.url)?;
+    let mut conn = connect::open(&args.url)?;
     ship::ensure_absent(&mut conn, &args.key)?;
     // The server reserves the filter (under the temporary key, deleted again at once), so
     // its configs decide what the options leave open; the filter is built from that.

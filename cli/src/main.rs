@@ -4,7 +4,7 @@
 //! success, 2 for a usage error, 1 for any other failure, 128 + the signal's number for a
 //! load stopped by SIGINT / SIGTERM. `--json` prints results as JSON on standard output.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// `println!` that does not panic when standard output is closed (e.g. piped into `head`):
 /// the output is then dropped.
@@ -15,6 +15,7 @@ macro_rules! say {
     }};
 }
 
+mod connect;
 mod input;
 mod inspect_cmd;
 mod load_cmd;
@@ -34,9 +35,12 @@ const USAGE: u8 = 2;
     about = "Sharded, bulk-loaded and local redbloom filters"
 )]
 struct Cli {
-    /// Print results as JSON.
+    /// Print results as JSON (and errors as a JSON object on standard error).
     #[arg(long, global = true)]
     json: bool,
+    /// Seconds allowed for connecting to a server and for each of its replies.
+    #[arg(long, global = true, default_value_t = 10.0, value_name = "SECONDS")]
+    timeout: f64,
     #[command(subcommand)]
     command: Command,
 }
@@ -71,6 +75,16 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if !(cli.timeout > 0.0 && cli.timeout <= 86_400.0) {
+        let _ = Cli::command()
+            .error(
+                clap::error::ErrorKind::ValueValidation,
+                "--timeout must be more than 0 and at most 86400 seconds",
+            )
+            .print();
+        return ExitCode::from(USAGE);
+    }
+    connect::set_timeout(std::time::Duration::from_secs_f64(cli.timeout));
     let outcome = match cli.command {
         Command::Shard { command } => shard_cmd::run(command, cli.json),
         Command::Load(args) => load_cmd::run(args, cli.json),

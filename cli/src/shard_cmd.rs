@@ -1,10 +1,11 @@
 //! `redbloom shard create|add|exists|info|drop`.
 
+use crate::connect;
 use crate::input;
 use crate::signals;
 use clap::{Args, Subcommand};
 use redbloom_client::ship::Ship;
-use redbloom_client::{Conn, Descriptor, Error, Family, FilterSpec, Result};
+use redbloom_client::{Descriptor, Error, Family, FilterSpec, Result};
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -122,7 +123,7 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
         } => {
             let spec = spec.spec(Family::parse(&family)?, blocked)?;
             let descriptor = Descriptor::new(&name, shards, spec)?;
-            let mut conn = Conn::open(&url)?;
+            let mut conn = connect::open(&url)?;
             descriptor.create(&mut conn)?;
             if json {
                 say!(
@@ -143,7 +144,7 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             file,
             wait_replicas,
         } => {
-            let mut conn = Conn::open(&url)?;
+            let mut conn = connect::open(&url)?;
             let descriptor = Descriptor::open(&mut conn, &name)?;
             let bar = input::progress("add");
             // The input streams: a batch is added before the next is read.
@@ -169,7 +170,7 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             items,
             file,
         } => {
-            let mut conn = Conn::open(&url)?;
+            let mut conn = connect::open(&url)?;
             let descriptor = Descriptor::open(&mut conn, &name)?;
             let bar = input::progress("exists");
             // Answers are printed batch after batch, as the input streams.
@@ -186,7 +187,7 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             answers.finish();
         }
         ShardCommand::Load { url, name, file } => {
-            let mut conn = Conn::open(&url)?;
+            let mut conn = connect::open(&url)?;
             let descriptor = Descriptor::open(&mut conn, &name)?;
             // Streamed as `load` streams: the members' filters and one read are held.
             let mut loading = descriptor.start_load(&mut conn)?;
@@ -208,7 +209,7 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             }
         }
         ShardCommand::Info { url, name } => {
-            let mut conn = Conn::open(&url)?;
+            let mut conn = connect::open(&url)?;
             let descriptor = Descriptor::open(&mut conn, &name)?;
             let members = descriptor.member_infos(&mut conn)?;
             let items_field = "Number of items inserted";
@@ -219,7 +220,10 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
                     .fields()
                     .into_iter()
                     .filter(|(k, _)| !k.starts_with("member:"))
-                    .map(|(k, v)| (k, v.into()))
+                    .map(|(k, v)| {
+                        let value = json_value(&k, v);
+                        (k, value)
+                    })
                     .collect();
                 let list: Vec<_> = members
                     .iter()
@@ -249,7 +253,7 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             }
         }
         ShardCommand::Drop { url, name } => {
-            let mut conn = Conn::open(&url)?;
+            let mut conn = connect::open(&url)?;
             let descriptor = Descriptor::open(&mut conn, &name)?;
             descriptor.drop_all(&mut conn)?;
             if json {
@@ -263,6 +267,22 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// A descriptor field as JSON: numbers as numbers, the flags as booleans, an unset
+/// expansion as null, the rest as strings.
+fn json_value(field: &str, text: String) -> serde_json::Value {
+    use serde_json::Value;
+    match field {
+        "nonscaling" | "blocked" => Value::Bool(text == "1"),
+        "format" | "family" | "routing" => Value::String(text),
+        _ if text.is_empty() => Value::Null,
+        _ => text
+            .parse::<u64>()
+            .map(Value::from)
+            .or_else(|_| text.parse::<f64>().map(Value::from))
+            .unwrap_or(Value::String(text)),
+    }
 }
 
 /// Answers printed as they come: one 0/1 per line, or one JSON array of them all.

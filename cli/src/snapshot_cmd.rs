@@ -1,13 +1,14 @@
 //! `redbloom export URL KEY FILE` and `redbloom check FILE ITEM…`.
 
+use crate::connect;
 use crate::input;
 use crate::shard_cmd::print_answers;
-use redbloom_client::{snapshot, Conn, Error, Result};
+use redbloom_client::{snapshot, Error, Result};
 use serde_json::json;
 use std::path::Path;
 
 pub fn export(url: &str, key: &str, file: &Path, json: bool) -> Result<()> {
-    let mut conn = Conn::open(url)?;
+    let mut conn = connect::open(url)?;
     let (family, bytes) = snapshot::export(&mut conn, key)?;
     std::fs::write(file, &bytes)
         .map_err(|e| Error::file(format!("cannot write {}: {e}", file.display())))?;

@@ -17,6 +17,11 @@ enum Inner {
 
 pub struct Conn {
     url: String,
+    /// What a reconnection to a single server uses (the URL's settings, the password of
+    /// `REDISCLI_AUTH`).
+    info: redis::ConnectionInfo,
+    /// Connecting, each write and each reply must take at most this long.
+    timeout: Duration,
     /// Every node's `redis://host:port` (a cluster), so a reconnection does not depend on
     /// the node of the URL staying up.
     nodes: Vec<String>,
@@ -29,8 +34,30 @@ pub struct Conn {
     reconnects: u64,
 }
 
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
-const RESPONSE_TIMEOUT: Duration = Duration::from_secs(30);
+/// [`Conn::open`]'s timeout: for connecting, each write and each reply.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Where a password missing from the URL is read from, as redis-cli does.
+pub const AUTH_VARIABLE: &str = "REDISCLI_AUTH";
+
+/// Why opening a connection failed, in words: refused, no answer, not Redis.
+fn open_error(url: &str, timeout: Duration, e: &redis::RedisError) -> Error {
+    let url = crate::error::redact(url);
+    let why = if e.is_connection_refusal() {
+        "connection refused".to_string()
+    } else if e.is_timeout() {
+        format!(
+            "no answer within {} s (not a Redis server, or it is stuck)",
+            timeout.as_secs_f64()
+        )
+    } else if e.is_io_error() || e.is_connection_dropped() {
+        e.to_string()
+    } else if matches!(e.kind(), redis::ErrorKind::Parse) {
+        format!("the answer is not Redis' protocol (not a Redis server?): {e}")
+    } else {
+        e.to_string()
+    };
+    Error::connection(format!("cannot connect to {url}: {why}"))
+}
 
 fn server_error(value: &Value) -> Option<String> {
     match value {
@@ -49,27 +76,38 @@ fn retryable(e: &redis::RedisError) -> bool {
 }
 
 impl Conn {
-    /// Connects to `url` (`redis://host:port`, or any node of a cluster: a node with
-    /// `cluster_enabled:1` makes this a cluster connection over all nodes it knows).
+    /// Connects to `url` (`redis://[user:password@]host:port[/db]`, `rediss://` for TLS, or
+    /// any node of a cluster: a node with `cluster_enabled:1` makes this a cluster
+    /// connection over all nodes it knows), within [`DEFAULT_TIMEOUT`].
     pub fn open(url: &str) -> Result<Conn> {
-        let fail = |e: redis::RedisError| Error::new(format!("cannot connect to {url}: {e}"));
-        let client = redis::Client::open(url).map_err(fail)?;
-        let info = client.get_connection_info().redis_settings().clone();
-        let mut single = client
-            .get_connection_with_timeout(CONNECT_TIMEOUT)
-            .map_err(fail)?;
-        single
-            .set_read_timeout(Some(RESPONSE_TIMEOUT))
-            .map_err(fail)?;
+        Conn::open_with(url, DEFAULT_TIMEOUT)
+    }
+
+    /// [`Conn::open`] with `timeout` for connecting, each write and each reply. A URL
+    /// without a password takes the one in `REDISCLI_AUTH`, if set.
+    pub fn open_with(url: &str, timeout: Duration) -> Result<Conn> {
+        let fail = |e: redis::RedisError| open_error(url, timeout, &e);
+        let mut info = redis::IntoConnectionInfo::into_connection_info(url).map_err(fail)?;
+        if info.redis_settings().password().is_none() {
+            if let Ok(password) = std::env::var(AUTH_VARIABLE) {
+                let settings = info.redis_settings().clone().set_password(password);
+                info = info.set_redis_settings(settings);
+            }
+        }
+        let settings = info.redis_settings().clone();
+        let single = connect_single(&info, timeout).map_err(fail)?;
+        let mut single = single;
         let cluster_info: String = redis::cmd("INFO")
             .arg("cluster")
             .query(&mut single)
             .map_err(fail)?;
         let mut conn = Conn {
             url: url.to_string(),
+            info,
+            timeout,
             nodes: Vec::new(),
-            username: info.username().map(str::to_string),
-            password: info.password().map(str::to_string),
+            username: settings.username().map(str::to_string),
+            password: settings.password().map(str::to_string),
             inner: None,
             retry_for: Duration::from_secs(60),
             reconnects: 0,
@@ -95,8 +133,8 @@ impl Conn {
 
     fn connect_cluster(&self) -> redis::RedisResult<ClusterConnection> {
         let mut builder = ClusterClient::builder(self.nodes.clone())
-            .connection_timeout(CONNECT_TIMEOUT)
-            .response_timeout(RESPONSE_TIMEOUT)
+            .connection_timeout(self.timeout)
+            .response_timeout(self.timeout)
             .retries(8)
             .min_retry_wait(50)
             .max_retry_wait(1000);
@@ -129,10 +167,7 @@ impl Conn {
             }
             Inner::Cluster(Box::new(conn))
         } else {
-            let client = redis::Client::open(self.url.as_str())?;
-            let conn = client.get_connection_with_timeout(CONNECT_TIMEOUT)?;
-            conn.set_read_timeout(Some(RESPONSE_TIMEOUT))?;
-            Inner::Single(conn)
+            Inner::Single(connect_single(&self.info, self.timeout)?)
         };
         self.inner = Some(inner);
         Ok(())
@@ -262,6 +297,35 @@ impl Conn {
             Some(Inner::Single(conn)) => cmd.query(conn).map_err(Error::from),
             None => Err(Error::new("not connected")),
         }
+    }
+}
+
+/// A connection to one server, every read and write within `timeout`.
+fn connect_single(
+    info: &redis::ConnectionInfo,
+    timeout: Duration,
+) -> redis::RedisResult<redis::Connection> {
+    let client = redis::Client::open(info.clone())?;
+    let conn = client.get_connection_with_timeout(timeout)?;
+    conn.set_read_timeout(Some(timeout))?;
+    conn.set_write_timeout(Some(timeout))?;
+    Ok(conn)
+}
+
+impl Conn {
+    /// Runs a keyless command (CONFIG GET) on one node: the server, or any node of a
+    /// cluster.
+    pub fn query_node<T: FromRedisValue>(&mut self, cmd: &Cmd) -> Result<T> {
+        if self.inner.is_none() {
+            self.reconnect()?;
+        }
+        let value = match self.inner.as_mut().expect("connected") {
+            Inner::Single(conn) => cmd.query::<Value>(conn)?,
+            Inner::Cluster(conn) => {
+                conn.route_command(cmd, RoutingInfo::SingleNode(SingleNodeRoutingInfo::Random))?
+            }
+        };
+        T::from_redis_value(value).map_err(Error::from)
     }
 }
 

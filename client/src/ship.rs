@@ -93,7 +93,9 @@ pub fn ensure_absent(conn: &mut Conn, key: &str) -> Result<()> {
 pub fn server_limits(conn: &mut Conn) -> Limits {
     let mut limits = Limits::default();
     let mut get = |name: &str| -> Option<u64> {
-        let reply: Vec<String> = conn.query(redis::cmd("CONFIG").arg("GET").arg(name)).ok()?;
+        let reply: Vec<String> = conn
+            .query_node(redis::cmd("CONFIG").arg("GET").arg(name))
+            .ok()?;
         reply.get(1)?.parse().ok()
     };
     if let Some(bytes) = get("bf.max-filter-bytes") {

@@ -6,6 +6,7 @@ mod support;
 
 mod cluster;
 mod common;
+mod conventions;
 mod inspect;
 mod interrupt;
 mod load;

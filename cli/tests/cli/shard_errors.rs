@@ -108,7 +108,7 @@ fn one_server_holds_every_member() {
     let info = ok(&["--json", "shard", "info", &u, "f"]);
     let info: serde_json::Value = serde_json::from_str(&info).unwrap();
     assert_eq!(info["items"], 6);
-    assert_eq!(info["descriptor"]["shards"], "4");
+    assert_eq!(info["descriptor"]["shards"], 4);
     assert_eq!(info["members"].as_array().unwrap().len(), 4);
 
     assert_eq!(ok(&["shard", "drop", &u, "f"]), "dropped f (4 members)\n");
