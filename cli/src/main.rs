@@ -56,20 +56,30 @@ enum Command {
     Load(load_cmd::LoadArgs),
     /// Per link: capacity, items, bits, hashes, fill ratio, estimated FP rate, memory;
     /// for the filter: the estimate against its target, and warnings.
-    Inspect { url: String, key: String },
+    Inspect {
+        /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db].
+        url: String,
+        /// A bf, cf or cbf filter key, or a sharded filter's name.
+        key: String,
+    },
     /// Writes KEY's SCANDUMP to FILE (a snapshot `check` answers from).
     Export {
+        /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db].
         url: String,
+        /// A bf, cf or cbf filter key.
         key: String,
+        /// Where to write the snapshot (`-`: standard output).
         file: std::path::PathBuf,
     },
     /// Answers items (0/1 each, in order) from a snapshot file, as the server did at export.
     Check {
-        file: std::path::PathBuf,
+        /// The snapshot file `export` wrote (`-`: standard input).
+        snapshot: std::path::PathBuf,
+        /// Items to answer; with none and no --file, standard input (one per line).
         items: Vec<String>,
-        /// More items, one per line.
-        #[arg(long = "items-file")]
-        items_file: Option<std::path::PathBuf>,
+        /// More items, one per line (`-`: standard input).
+        #[arg(long, alias = "items-file")]
+        file: Option<std::path::PathBuf>,
     },
 }
 
@@ -91,10 +101,10 @@ fn main() -> ExitCode {
         Command::Inspect { url, key } => inspect_cmd::run(&url, &key, cli.json),
         Command::Export { url, key, file } => snapshot_cmd::export(&url, &key, &file, cli.json),
         Command::Check {
-            file,
+            snapshot,
             items,
-            items_file,
-        } => snapshot_cmd::check(&file, &items, items_file.as_deref(), cli.json),
+            file,
+        } => snapshot_cmd::check(&snapshot, &items, file.as_deref(), cli.json),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

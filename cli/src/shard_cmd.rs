@@ -16,7 +16,7 @@ pub struct SpecArgs {
     /// filter's rate follows from its bucket size, so cf refuses it).
     #[arg(long)]
     pub error_rate: Option<f64>,
-    /// Items the whole filter is sized for.
+    /// Items the whole filter is sized for (a sharded filter: all members together).
     #[arg(long)]
     pub capacity: u64,
     /// Growth factor of each new link / sub-filter.
@@ -64,8 +64,13 @@ impl SpecArgs {
 pub enum ShardCommand {
     /// Creates N members (each reserved for capacity / N) and the descriptor NAME.
     Create {
+        /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db]
+        /// (the password may come from REDISCLI_AUTH instead).
         url: String,
+        /// The sharded filter's name: the key of its descriptor hash.
         name: String,
+        /// Members (1 to 1024): at least the most masters the cluster will have; 2 to 4
+        /// per master let a rebalance even out memory (docs/sharding.md).
         #[arg(long)]
         shards: u32,
         #[command(flatten)]
@@ -79,9 +84,14 @@ pub enum ShardCommand {
     },
     /// Adds items (arguments, then --file, else standard input).
     Add {
+        /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db]
+        /// (the password may come from REDISCLI_AUTH instead).
         url: String,
+        /// The sharded filter's name: the key of its descriptor hash.
         name: String,
+        /// Items; with none and no --file, standard input (one per line).
         items: Vec<String>,
+        /// More items, one per line, after those given as arguments (`-`: standard input).
         #[arg(long)]
         file: Option<PathBuf>,
         /// Wait until this many replicas of each master hold the items (WAIT), sending a
@@ -91,24 +101,44 @@ pub enum ShardCommand {
     },
     /// Prints one 0/1 per item, in order.
     Exists {
+        /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db]
+        /// (the password may come from REDISCLI_AUTH instead).
         url: String,
+        /// The sharded filter's name: the key of its descriptor hash.
         name: String,
+        /// Items; with none and no --file, standard input (one per line).
         items: Vec<String>,
+        /// More items, one per line, after those given as arguments (`-`: standard input).
         #[arg(long)]
         file: Option<PathBuf>,
     },
     /// Bulk-loads items into the empty members (built locally, shipped with LOADCHUNK).
     Load {
+        /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db]
+        /// (the password may come from REDISCLI_AUTH instead).
         url: String,
+        /// The sharded filter's name: the key of its descriptor hash.
         name: String,
-        /// One item per line; standard input when absent.
+        /// One item per line (`-`: standard input, also the default).
         #[arg(long)]
         file: Option<PathBuf>,
     },
     /// The layout and each member's slot, items and memory.
-    Info { url: String, name: String },
+    Info {
+        /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db]
+        /// (the password may come from REDISCLI_AUTH instead).
+        url: String,
+        /// The sharded filter's name: the key of its descriptor hash.
+        name: String,
+    },
     /// Deletes the members and the descriptor.
-    Drop { url: String, name: String },
+    Drop {
+        /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db]
+        /// (the password may come from REDISCLI_AUTH instead).
+        url: String,
+        /// The sharded filter's name: the key of its descriptor hash.
+        name: String,
+    },
 }
 
 pub fn run(command: ShardCommand, json: bool) -> Result<()> {

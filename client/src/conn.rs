@@ -76,8 +76,8 @@ fn retryable(e: &redis::RedisError) -> bool {
 }
 
 impl Conn {
-    /// Connects to `url` (`redis://[user:password@]host:port[/db]`, `rediss://` for TLS, or
-    /// any node of a cluster: a node with `cluster_enabled:1` makes this a cluster
+    /// Connects to `url` (`redis://[user:password@]host:port[/db]`, or any node of a
+    /// cluster: a node with `cluster_enabled:1` makes this a cluster
     /// connection over all nodes it knows), within [`DEFAULT_TIMEOUT`].
     pub fn open(url: &str) -> Result<Conn> {
         Conn::open_with(url, DEFAULT_TIMEOUT)

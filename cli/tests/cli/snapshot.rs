@@ -178,3 +178,76 @@ fn snapshot_refreshes_only_after_a_change() {
     );
     assert!(snap.contains(b"a"));
 }
+
+/// One spelling everywhere (issue 33): `--file` for check's items (`--items-file` still
+/// accepted), `-` for standard input / output (`export … -`, `check -`), and standard
+/// input by default when no items are given.
+#[test]
+fn files_and_standard_streams() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let server = Server::start();
+    let u = url(&server);
+    let mut conn = server.raw();
+    conn.call(&["BF.MADD", "bf", "a", "b"]);
+    let dir = TempDir::new("snapshot-streams");
+    let file = dir.0.join("bf.snap");
+    let f = file.to_str().unwrap();
+    ok(&["export", &u, "bf", f]);
+    let run = |args: &[&str], stdin: &[u8]| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_redbloom"))
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(stdin).unwrap();
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.code(),
+            out.stdout,
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    // `export … -`: the snapshot on standard output, byte for byte the file's.
+    let (code, stdout, stderr) = run(&["export", &u, "bf", "-"], b"");
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(stdout, std::fs::read(&file).unwrap());
+    assert!(
+        stderr.starts_with("exported bf (bf) to the standard output: "),
+        "{stderr}"
+    );
+    // `check -`: the snapshot from standard input, the items as arguments or --file.
+    let items = dir.0.join("items.txt");
+    std::fs::write(&items, "a\nzz\n").unwrap();
+    let snapshot = std::fs::read(&file).unwrap();
+    let (code, stdout, _) = run(&["check", "-", "a", "c"], &snapshot);
+    assert_eq!((code, stdout), (Some(0), b"1\n0\n".to_vec()));
+    let (_, stdout, _) = run(
+        &["check", "-", "--file", items.to_str().unwrap()],
+        &snapshot,
+    );
+    assert_eq!(stdout, b"1\n0\n");
+    // No items: standard input; `--file -` the same.
+    let (_, stdout, _) = run(&["check", f], b"b\nnope\n");
+    assert_eq!(stdout, b"1\n0\n");
+    let (_, stdout, _) = run(&["check", f, "a", "--file", "-"], b"b\n");
+    assert_eq!(stdout, b"1\n1\n");
+    let (code, _, stderr) = run(&["check", "-"], &snapshot);
+    assert_eq!(code, Some(2));
+    assert_eq!(
+        stderr,
+        "redbloom: the snapshot and the items cannot both come from standard input (give the items or --file)\n"
+    );
+    // A damaged snapshot on standard input is named as such.
+    let mut damaged = snapshot.clone();
+    let at = damaged.len() - 30;
+    damaged[at] ^= 1;
+    let (code, _, stderr) = run(&["check", "-", "a"], &damaged);
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        stderr,
+        "redbloom: standard input: damaged snapshot file (its checksum does not match)\n"
+    );
+}
