@@ -180,9 +180,10 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             // The input streams: a batch is added before the next is read.
             let (mut done, mut added) = (0u64, 0usize);
             input::for_each_input(&items, file.as_deref(), true, |batch| {
-                let replies = descriptor.add(&mut conn, batch, wait_replicas, &mut |n| {
-                    bar.set_position(done + n as u64)
-                })?;
+                let replies =
+                    descriptor.add_after(&mut conn, batch, done, wait_replicas, &mut |n| {
+                        bar.set_position(done + n as u64)
+                    })?;
                 added += replies.iter().filter(|&&r| r == 1).count();
                 done += batch.len() as u64;
                 Ok(())
@@ -207,8 +208,9 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             let mut answers = Answers::new(json);
             let mut done = 0u64;
             input::for_each_input(&items, file.as_deref(), true, |batch| {
-                let replies = descriptor
-                    .exists(&mut conn, batch, &mut |n| bar.set_position(done + n as u64))?;
+                let replies = descriptor.exists_after(&mut conn, batch, done, &mut |n| {
+                    bar.set_position(done + n as u64)
+                })?;
                 answers.print(&replies);
                 done += batch.len() as u64;
                 Ok(())

@@ -66,6 +66,14 @@ fn server_error(value: &Value) -> Option<String> {
     }
 }
 
+/// A pipeline that failed: the command whose reply was an error (`None`: the pipeline as a
+/// whole, e.g. a lost connection), and the error.
+#[derive(Debug)]
+pub struct Failure {
+    pub index: Option<usize>,
+    pub error: Error,
+}
+
 /// Whether sending again may succeed: connection loss, timeouts, redirections, TRYAGAIN,
 /// CLUSTERDOWN, LOADING, MASTERDOWN; not a command's own error (WRONGTYPE, bad arguments).
 fn retryable(e: &redis::RedisError) -> bool {
@@ -200,71 +208,156 @@ impl Conn {
     /// pipeline and returns their replies in order; a reply that is an error fails the
     /// whole call with that error (the commands before it have run).
     pub fn pipeline(&mut self, cmds: &[Cmd]) -> Result<Vec<Value>> {
+        self.pipeline_at(cmds).map_err(|f| f.error)
+    }
+
+    /// [`Conn::pipeline`], its failure saying which command's reply was an error.
+    pub fn pipeline_at(&mut self, cmds: &[Cmd]) -> std::result::Result<Vec<Value>, Failure> {
         if cmds.is_empty() {
             return Ok(Vec::new());
         }
         let started = Instant::now();
         let mut pause = Duration::from_millis(50);
+        let whole = |error: Error| Failure { index: None, error };
         loop {
             let outcome = self.send(cmds);
-            let retry = match &outcome {
-                Ok(values) => match values.iter().find_map(server_error) {
-                    None => return outcome.map_err(Error::from),
-                    Some(text) => {
-                        let again = [
-                            "TRYAGAIN",
-                            "CLUSTERDOWN",
-                            "LOADING",
-                            "MASTERDOWN",
-                            "MOVED",
-                            "ASK",
-                        ]
-                        .iter()
-                        .any(|code| text.starts_with(code));
-                        if !again || started.elapsed() > self.retry_for {
-                            return Err(Error::new(text));
-                        }
-                        true
+            // A command's own error reply: which one, and its text.
+            let refused = match &outcome {
+                Ok(values) => values
+                    .iter()
+                    .enumerate()
+                    .find_map(|(i, v)| server_error(v).map(|t| (i, t))),
+                Err(e) => e.clone().into_server_errors().and_then(|errors| {
+                    errors.first().map(|(i, e)| {
+                        (
+                            *i,
+                            format!("{} {}", e.code(), e.details().unwrap_or_default()),
+                        )
+                    })
+                }),
+            };
+            let retry = match (&outcome, &refused) {
+                (Ok(_), None) => return outcome.map_err(|e| whole(Error::from(e))),
+                (_, Some((index, text))) => {
+                    let again = [
+                        "TRYAGAIN",
+                        "CLUSTERDOWN",
+                        "LOADING",
+                        "MASTERDOWN",
+                        "MOVED",
+                        "ASK",
+                    ]
+                    .iter()
+                    .any(|code| text.starts_with(code));
+                    if !again || started.elapsed() > self.retry_for {
+                        return Err(Failure {
+                            index: Some(*index),
+                            error: Error::new(text),
+                        });
                     }
-                },
-                Err(e) => retryable(e) && started.elapsed() <= self.retry_for,
+                    true
+                }
+                (Err(e), None) => retryable(e) && started.elapsed() <= self.retry_for,
             };
             if !retry {
-                return outcome.map_err(Error::from);
+                return outcome.map_err(|e| whole(Error::from(e)));
             }
             std::thread::sleep(pause);
             pause = (pause * 2).min(Duration::from_millis(500));
             if let Err(e) = self.reconnect() {
                 if started.elapsed() > self.retry_for {
-                    return Err(Error::from(e));
+                    return Err(whole(Error::from(e)));
                 }
             }
         }
     }
 
-    /// [`Conn::pipeline`], then `WAIT replicas` on the master of each of `slots`; when a
-    /// master does not confirm (it failed over, or its replicas lag), the pipeline is sent
-    /// again (the commands must be idempotent: adding an item twice to a Bloom filter is).
+    /// `host:port` of the master serving `slot` (a single server: its URL's), for errors.
+    pub fn node_of(&mut self, slot: u16) -> String {
+        if !self.is_cluster() {
+            return format!("{}", self.info.addr());
+        }
+        let Ok(ranges) = self.query_node::<Vec<Value>>(redis::cmd("CLUSTER").arg("SLOTS")) else {
+            return "unknown node".into();
+        };
+        for range in ranges {
+            let Value::Array(parts) = range else { continue };
+            let bound = |i: usize| {
+                parts
+                    .get(i)
+                    .cloned()
+                    .and_then(|v| i64::from_redis_value(v).ok())
+            };
+            if let (Some(lo), Some(hi)) = (bound(0), bound(1)) {
+                if (lo..=hi).contains(&i64::from(slot)) {
+                    if let Some(Value::Array(node)) = parts.get(2) {
+                        let host = node
+                            .first()
+                            .cloned()
+                            .and_then(|v| String::from_redis_value(v).ok());
+                        let port = node
+                            .get(1)
+                            .cloned()
+                            .and_then(|v| i64::from_redis_value(v).ok());
+                        if let (Some(host), Some(port)) = (host, port) {
+                            return format!("{host}:{port}");
+                        }
+                    }
+                }
+            }
+        }
+        "unknown node".into()
+    }
+
+    /// [`Conn::pipeline_at`], then `WAIT replicas` on the master of each of `keys`' slots;
+    /// when a master does not confirm (it failed over, or its replicas lag), the pipeline is
+    /// sent again (the commands must be idempotent: adding an item twice to a Bloom filter
+    /// is), for at most [`Conn::retry_for`]. A master with fewer replicas than asked for
+    /// (INFO replication's `connected_slaves`) fails at once; the errors name the node.
     pub fn pipeline_replicated(
         &mut self,
         cmds: &[Cmd],
-        slots: &[u16],
+        keys: &[&str],
         replicas: u32,
-    ) -> Result<Vec<Value>> {
+    ) -> std::result::Result<Vec<Value>, Failure> {
         let started = Instant::now();
+        let whole = |error: Error| Failure { index: None, error };
         loop {
-            let values = self.pipeline(cmds)?;
-            let confirmed = slots.iter().all(|&slot| {
-                matches!(self.wait_for_replicas(slot, replicas, 2000), Ok(n) if n >= i64::from(replicas))
-            });
-            if confirmed {
-                return Ok(values);
+            let values = self.pipeline_at(cmds)?;
+            let mut waiting = None;
+            for key in keys {
+                let slot = crate::slot::key_slot(key.as_bytes());
+                match self.wait_for_replicas(slot, replicas, 2000) {
+                    Ok(n) if n >= i64::from(replicas) => continue,
+                    _ => {}
+                }
+                // Not confirmed: does that master have the replicas at all?
+                let script = "return redis.call('INFO', 'replication')";
+                let info: Option<String> = self
+                    .query(redis::cmd("EVAL").arg(script).arg(1).arg(*key))
+                    .ok();
+                let connected = info.as_deref().and_then(|text| {
+                    text.lines()
+                        .find_map(|l| l.strip_prefix("connected_slaves:"))
+                        .and_then(|n| n.trim().parse::<u32>().ok())
+                });
+                let node = self.node_of(slot);
+                if let Some(n) = connected.filter(|&n| n < replicas) {
+                    return Err(whole(Error::new(format!(
+                        "--wait-replicas {replicas}: {node} (the master of {key}) has {n} replica(s)"
+                    ))));
+                }
+                waiting = Some(node);
+                break;
             }
+            let Some(node) = waiting else {
+                return Ok(values);
+            };
             if started.elapsed() > self.retry_for {
-                return Err(Error::new(format!(
-                    "writes not acknowledged by {replicas} replica(s) within {} s",
+                return Err(whole(Error::new(format!(
+                    "writes not acknowledged by {replicas} replica(s) of {node} within {} s",
                     self.retry_for.as_secs()
-                )));
+                ))));
             }
             std::thread::sleep(Duration::from_millis(200));
             let _ = self.reconnect();

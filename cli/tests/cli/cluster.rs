@@ -363,4 +363,27 @@ fn loads_rename_into_place_on_a_cluster() {
     expected.extend(descriptor.members.iter().cloned());
     expected.sort();
     assert_eq!(all, expected);
+
+    // A member deleted during an add (after the descriptor was read): the error names the
+    // member, the master that holds its slot and the item (issue 33: it was a raw
+    // "Pipeline failures: [(Index 63 …").
+    let victim = &descriptor.members[4];
+    let _: i64 = conn.query(redis::cmd("DEL").arg(victim)).unwrap();
+    let fresh: Vec<String> = (0..500).map(|i| format!("fresh:{i}")).collect();
+    let error = descriptor
+        .add_after(&mut conn, &fresh, 7, None, &mut |_| {})
+        .unwrap_err()
+        .to_string();
+    let first = fresh
+        .iter()
+        .position(|i| redbloom_client::shard::route(i.as_bytes(), 6) == 4)
+        .unwrap();
+    let owner = cluster.owner(key_slot(victim.as_bytes()), &[]);
+    assert_eq!(
+        error,
+        format!(
+            "users: member {victim} on 127.0.0.1:{owner}: item {} of the input (fresh:{first}): ERR not found",
+            7 + first + 1
+        )
+    );
 }
