@@ -124,6 +124,22 @@ pub fn progress(what: &str) -> ProgressBar {
     bar
 }
 
+/// A bar of bytes done out of `total` on standard error, hidden when it is not a terminal.
+pub fn bytes_progress(what: &str, total: u64) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(total);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{msg} [{bar:40}] {bytes}/{total_bytes}, {bytes_per_sec}, {eta}",
+        )
+        .expect("a valid template"),
+    );
+    bar.set_message(what.to_string());
+    bar
+}
+
 #[cfg(test)]
 mod tests {
     use super::{for_each_batch, line_slices, READ_BYTES};

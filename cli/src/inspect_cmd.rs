@@ -1,7 +1,8 @@
 //! `redbloom inspect URL KEY`.
 
+use crate::connect;
 use redbloom_client::inspect::{inspect, LinkReport, Report};
-use redbloom_client::{Conn, Result};
+use redbloom_client::Result;
 use serde_json::{json, Value};
 
 fn link_json(l: &LinkReport) -> Value {
@@ -81,7 +82,7 @@ fn print_text(r: &Report) {
 }
 
 pub fn run(url: &str, key: &str, json: bool) -> Result<()> {
-    let mut conn = Conn::open(url)?;
+    let mut conn = connect::open(url)?;
     let report = inspect(&mut conn, key)?;
     if json {
         say!("{}", report_json(&report));

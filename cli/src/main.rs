@@ -1,8 +1,10 @@
 //! `redbloom`: sharded filters over Redis/Valkey Cluster, bulk loading, inspection and
 //! local snapshots of redbloom / RedisBloom filters. Errors are one line on standard error
-//! and exit code 1; `--json` prints results as JSON on standard output.
+//! (with `--json` a JSON object `{"error": {"kind", "message"}}`); the exit code is 0 on
+//! success, 2 for a usage error, 1 for any other failure, 128 + the signal's number for a
+//! load stopped by SIGINT / SIGTERM. `--json` prints results as JSON on standard output.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// `println!` that does not panic when standard output is closed (e.g. piped into `head`):
 /// the output is then dropped.
@@ -13,12 +15,18 @@ macro_rules! say {
     }};
 }
 
+mod connect;
 mod input;
 mod inspect_cmd;
 mod load_cmd;
 mod shard_cmd;
+mod signals;
 mod snapshot_cmd;
+use redbloom_client::Error;
 use std::process::ExitCode;
+
+/// The exit code of a usage error (as clap's own).
+const USAGE: u8 = 2;
 
 #[derive(Parser)]
 #[command(
@@ -27,9 +35,12 @@ use std::process::ExitCode;
     about = "Sharded, bulk-loaded and local redbloom filters"
 )]
 struct Cli {
-    /// Print results as JSON.
+    /// Print results as JSON (and errors as a JSON object on standard error).
     #[arg(long, global = true)]
     json: bool,
+    /// Seconds allowed for connecting to a server and for each of its replies.
+    #[arg(long, global = true, default_value_t = 10.0, value_name = "SECONDS")]
+    timeout: f64,
     #[command(subcommand)]
     command: Command,
 }
@@ -45,42 +56,71 @@ enum Command {
     Load(load_cmd::LoadArgs),
     /// Per link: capacity, items, bits, hashes, fill ratio, estimated FP rate, memory;
     /// for the filter: the estimate against its target, and warnings.
-    Inspect { url: String, key: String },
+    Inspect {
+        /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db].
+        url: String,
+        /// A bf, cf or cbf filter key, or a sharded filter's name.
+        key: String,
+    },
     /// Writes KEY's SCANDUMP to FILE (a snapshot `check` answers from).
     Export {
+        /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db].
         url: String,
+        /// A bf, cf or cbf filter key.
         key: String,
+        /// Where to write the snapshot (`-`: standard output).
         file: std::path::PathBuf,
     },
     /// Answers items (0/1 each, in order) from a snapshot file, as the server did at export.
     Check {
-        file: std::path::PathBuf,
+        /// The snapshot file `export` wrote (`-`: standard input).
+        snapshot: std::path::PathBuf,
+        /// Items to answer; with none and no --file, standard input (one per line).
         items: Vec<String>,
-        /// More items, one per line.
-        #[arg(long = "items-file")]
-        items_file: Option<std::path::PathBuf>,
+        /// More items, one per line (`-`: standard input).
+        #[arg(long, alias = "items-file")]
+        file: Option<std::path::PathBuf>,
     },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if !(cli.timeout > 0.0 && cli.timeout <= 86_400.0) {
+        let _ = Cli::command()
+            .error(
+                clap::error::ErrorKind::ValueValidation,
+                "--timeout must be more than 0 and at most 86400 seconds",
+            )
+            .print();
+        return ExitCode::from(USAGE);
+    }
+    connect::set_timeout(std::time::Duration::from_secs_f64(cli.timeout));
     let outcome = match cli.command {
         Command::Shard { command } => shard_cmd::run(command, cli.json),
         Command::Load(args) => load_cmd::run(args, cli.json),
         Command::Inspect { url, key } => inspect_cmd::run(&url, &key, cli.json),
         Command::Export { url, key, file } => snapshot_cmd::export(&url, &key, &file, cli.json),
         Command::Check {
-            file,
+            snapshot,
             items,
-            items_file,
-        } => snapshot_cmd::check(&file, &items, items_file.as_deref(), cli.json),
+            file,
+        } => snapshot_cmd::check(&snapshot, &items, file.as_deref(), cli.json),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             use std::io::Write as _;
-            let _ = writeln!(std::io::stderr().lock(), "redbloom: {e}");
-            ExitCode::FAILURE
+            let line = if cli.json {
+                serde_json::json!({"error": {"kind": e.kind(), "message": e.message()}}).to_string()
+            } else {
+                format!("redbloom: {e}")
+            };
+            let _ = writeln!(std::io::stderr().lock(), "{line}");
+            ExitCode::from(match e {
+                Error::Usage(_) => USAGE,
+                Error::Interrupted(_) => signals::exit_code(),
+                _ => 1,
+            })
         }
     }
 }

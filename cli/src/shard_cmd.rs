@@ -1,18 +1,22 @@
 //! `redbloom shard create|add|exists|info|drop`.
 
+use crate::connect;
 use crate::input;
+use crate::signals;
 use clap::{Args, Subcommand};
-use redbloom_client::{Conn, Descriptor, Family, FilterSpec, Result};
+use redbloom_client::ship::Ship;
+use redbloom_client::{Descriptor, Error, Family, FilterSpec, Result};
 use serde_json::json;
 use std::path::PathBuf;
 
 /// How a filter is sized and grown (shared by `shard create` and `load`).
 #[derive(Args, Clone)]
 pub struct SpecArgs {
-    /// Target false-positive rate of the whole filter, e.g. 0.01.
+    /// Target false-positive rate of the whole filter, e.g. 0.01 (bf and cbf; a cf
+    /// filter's rate follows from its bucket size, so cf refuses it).
     #[arg(long)]
-    pub error_rate: f64,
-    /// Items the whole filter is sized for.
+    pub error_rate: Option<f64>,
+    /// Items the whole filter is sized for (a sharded filter: all members together).
     #[arg(long)]
     pub capacity: u64,
     /// Growth factor of each new link / sub-filter.
@@ -23,12 +27,50 @@ pub struct SpecArgs {
     pub nonscaling: bool,
 }
 
+impl SpecArgs {
+    /// The filter these options describe, for `family`; usage errors for an error rate
+    /// missing (bf, cbf) or given (cf).
+    pub fn spec(&self, family: Family, blocked: bool) -> Result<FilterSpec> {
+        let error_rate = match (family, self.error_rate) {
+            (Family::Cf, Some(_)) => {
+                return Err(Error::usage(
+                    "--error-rate does not apply to cf filters (a Cuckoo filter's rate follows from its bucket size)",
+                ))
+            }
+            // Not used by CF.RESERVE; the descriptor records it as for other families.
+            (Family::Cf, None) => redbloom_core::limits::BF_DEFAULT_ERROR_RATE,
+            (_, Some(rate)) => rate,
+            (_, None) => {
+                return Err(Error::usage(format!(
+                    "--error-rate is required for {} filters",
+                    family.name()
+                )))
+            }
+        };
+        let spec = FilterSpec {
+            family,
+            error_rate,
+            capacity: self.capacity,
+            expansion: self.expansion,
+            nonscaling: self.nonscaling,
+            blocked,
+        };
+        spec.validate()?;
+        Ok(spec)
+    }
+}
+
 #[derive(Subcommand)]
 pub enum ShardCommand {
     /// Creates N members (each reserved for capacity / N) and the descriptor NAME.
     Create {
+        /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db]
+        /// (the password may come from REDISCLI_AUTH instead).
         url: String,
+        /// The sharded filter's name: the key of its descriptor hash.
         name: String,
+        /// Members (1 to 1024): at least the most masters the cluster will have; 2 to 4
+        /// per master let a rebalance even out memory (docs/sharding.md).
         #[arg(long)]
         shards: u32,
         #[command(flatten)]
@@ -42,9 +84,14 @@ pub enum ShardCommand {
     },
     /// Adds items (arguments, then --file, else standard input).
     Add {
+        /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db]
+        /// (the password may come from REDISCLI_AUTH instead).
         url: String,
+        /// The sharded filter's name: the key of its descriptor hash.
         name: String,
+        /// Items; with none and no --file, standard input (one per line).
         items: Vec<String>,
+        /// More items, one per line, after those given as arguments (`-`: standard input).
         #[arg(long)]
         file: Option<PathBuf>,
         /// Wait until this many replicas of each master hold the items (WAIT), sending a
@@ -54,24 +101,44 @@ pub enum ShardCommand {
     },
     /// Prints one 0/1 per item, in order.
     Exists {
+        /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db]
+        /// (the password may come from REDISCLI_AUTH instead).
         url: String,
+        /// The sharded filter's name: the key of its descriptor hash.
         name: String,
+        /// Items; with none and no --file, standard input (one per line).
         items: Vec<String>,
+        /// More items, one per line, after those given as arguments (`-`: standard input).
         #[arg(long)]
         file: Option<PathBuf>,
     },
     /// Bulk-loads items into the empty members (built locally, shipped with LOADCHUNK).
     Load {
+        /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db]
+        /// (the password may come from REDISCLI_AUTH instead).
         url: String,
+        /// The sharded filter's name: the key of its descriptor hash.
         name: String,
-        /// One item per line; standard input when absent.
+        /// One item per line (`-`: standard input, also the default).
         #[arg(long)]
         file: Option<PathBuf>,
     },
     /// The layout and each member's slot, items and memory.
-    Info { url: String, name: String },
+    Info {
+        /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db]
+        /// (the password may come from REDISCLI_AUTH instead).
+        url: String,
+        /// The sharded filter's name: the key of its descriptor hash.
+        name: String,
+    },
     /// Deletes the members and the descriptor.
-    Drop { url: String, name: String },
+    Drop {
+        /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db]
+        /// (the password may come from REDISCLI_AUTH instead).
+        url: String,
+        /// The sharded filter's name: the key of its descriptor hash.
+        name: String,
+    },
 }
 
 pub fn run(command: ShardCommand, json: bool) -> Result<()> {
@@ -84,16 +151,9 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             family,
             blocked,
         } => {
-            let spec = FilterSpec {
-                family: Family::parse(&family)?,
-                error_rate: spec.error_rate,
-                capacity: spec.capacity,
-                expansion: spec.expansion,
-                nonscaling: spec.nonscaling,
-                blocked,
-            };
+            let spec = spec.spec(Family::parse(&family)?, blocked)?;
             let descriptor = Descriptor::new(&name, shards, spec)?;
-            let mut conn = Conn::open(&url)?;
+            let mut conn = connect::open(&url)?;
             descriptor.create(&mut conn)?;
             if json {
                 say!(
@@ -114,15 +174,16 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             file,
             wait_replicas,
         } => {
-            let mut conn = Conn::open(&url)?;
+            let mut conn = connect::open(&url)?;
             let descriptor = Descriptor::open(&mut conn, &name)?;
             let bar = input::progress("add");
             // The input streams: a batch is added before the next is read.
             let (mut done, mut added) = (0u64, 0usize);
             input::for_each_input(&items, file.as_deref(), true, |batch| {
-                let replies = descriptor.add(&mut conn, batch, wait_replicas, &mut |n| {
-                    bar.set_position(done + n as u64)
-                })?;
+                let replies =
+                    descriptor.add_after(&mut conn, batch, done, wait_replicas, &mut |n| {
+                        bar.set_position(done + n as u64)
+                    })?;
                 added += replies.iter().filter(|&&r| r == 1).count();
                 done += batch.len() as u64;
                 Ok(())
@@ -140,15 +201,16 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             items,
             file,
         } => {
-            let mut conn = Conn::open(&url)?;
+            let mut conn = connect::open(&url)?;
             let descriptor = Descriptor::open(&mut conn, &name)?;
             let bar = input::progress("exists");
             // Answers are printed batch after batch, as the input streams.
             let mut answers = Answers::new(json);
             let mut done = 0u64;
             input::for_each_input(&items, file.as_deref(), true, |batch| {
-                let replies = descriptor
-                    .exists(&mut conn, batch, &mut |n| bar.set_position(done + n as u64))?;
+                let replies = descriptor.exists_after(&mut conn, batch, done, &mut |n| {
+                    bar.set_position(done + n as u64)
+                })?;
                 answers.print(&replies);
                 done += batch.len() as u64;
                 Ok(())
@@ -157,12 +219,18 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             answers.finish();
         }
         ShardCommand::Load { url, name, file } => {
-            let mut conn = Conn::open(&url)?;
+            let mut conn = connect::open(&url)?;
             let descriptor = Descriptor::open(&mut conn, &name)?;
             // Streamed as `load` streams: the members' filters and one read are held.
             let mut loading = descriptor.start_load(&mut conn)?;
             let items = input::for_each_batch(file.as_deref(), |batch| loading.add(batch))?;
-            loading.finish(&mut conn)?;
+            signals::catch();
+            let bar = input::bytes_progress("ship", loading.dump_bytes());
+            loading.finish(
+                &mut conn,
+                &mut Ship::new(&signals::stopped, &mut |n| bar.set_position(n)),
+            )?;
+            bar.finish_and_clear();
             if json {
                 say!("{}", json!({"name": name, "items": items}));
             } else {
@@ -173,7 +241,7 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             }
         }
         ShardCommand::Info { url, name } => {
-            let mut conn = Conn::open(&url)?;
+            let mut conn = connect::open(&url)?;
             let descriptor = Descriptor::open(&mut conn, &name)?;
             let members = descriptor.member_infos(&mut conn)?;
             let items_field = "Number of items inserted";
@@ -184,7 +252,10 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
                     .fields()
                     .into_iter()
                     .filter(|(k, _)| !k.starts_with("member:"))
-                    .map(|(k, v)| (k, v.into()))
+                    .map(|(k, v)| {
+                        let value = json_value(&k, v);
+                        (k, value)
+                    })
                     .collect();
                 let list: Vec<_> = members
                     .iter()
@@ -214,7 +285,7 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             }
         }
         ShardCommand::Drop { url, name } => {
-            let mut conn = Conn::open(&url)?;
+            let mut conn = connect::open(&url)?;
             let descriptor = Descriptor::open(&mut conn, &name)?;
             descriptor.drop_all(&mut conn)?;
             if json {
@@ -228,6 +299,22 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// A descriptor field as JSON: numbers as numbers, the flags as booleans, an unset
+/// expansion as null, the rest as strings.
+fn json_value(field: &str, text: String) -> serde_json::Value {
+    use serde_json::Value;
+    match field {
+        "nonscaling" | "blocked" => Value::Bool(text == "1"),
+        "format" | "family" | "routing" => Value::String(text),
+        _ if text.is_empty() => Value::Null,
+        _ => text
+            .parse::<u64>()
+            .map(Value::from)
+            .or_else(|_| text.parse::<f64>().map(Value::from))
+            .unwrap_or(Value::String(text)),
+    }
 }
 
 /// Answers printed as they come: one 0/1 per line, or one JSON array of them all.

@@ -17,6 +17,11 @@ enum Inner {
 
 pub struct Conn {
     url: String,
+    /// What a reconnection to a single server uses (the URL's settings, the password of
+    /// `REDISCLI_AUTH`).
+    info: redis::ConnectionInfo,
+    /// Connecting, each write and each reply must take at most this long.
+    timeout: Duration,
     /// Every node's `redis://host:port` (a cluster), so a reconnection does not depend on
     /// the node of the URL staying up.
     nodes: Vec<String>,
@@ -25,16 +30,48 @@ pub struct Conn {
     inner: Option<Inner>,
     /// How long a failing pipeline is retried before its error is returned.
     pub retry_for: Duration,
+    /// Fresh connections made since the first ([`Conn::reconnects`]).
+    reconnects: u64,
 }
 
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
-const RESPONSE_TIMEOUT: Duration = Duration::from_secs(30);
+/// [`Conn::open`]'s timeout: for connecting, each write and each reply.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Where a password missing from the URL is read from, as redis-cli does.
+pub const AUTH_VARIABLE: &str = "REDISCLI_AUTH";
+
+/// Why opening a connection failed, in words: refused, no answer, not Redis.
+fn open_error(url: &str, timeout: Duration, e: &redis::RedisError) -> Error {
+    let url = crate::error::redact(url);
+    let why = if e.is_connection_refusal() {
+        "connection refused".to_string()
+    } else if e.is_timeout() {
+        format!(
+            "no answer within {} s (not a Redis server, or it is stuck)",
+            timeout.as_secs_f64()
+        )
+    } else if e.is_io_error() || e.is_connection_dropped() {
+        e.to_string()
+    } else if matches!(e.kind(), redis::ErrorKind::Parse) {
+        format!("the answer is not Redis' protocol (not a Redis server?): {e}")
+    } else {
+        e.to_string()
+    };
+    Error::connection(format!("cannot connect to {url}: {why}"))
+}
 
 fn server_error(value: &Value) -> Option<String> {
     match value {
         Value::ServerError(e) => Some(format!("{} {}", e.code(), e.details().unwrap_or_default())),
         _ => None,
     }
+}
+
+/// A pipeline that failed: the command whose reply was an error (`None`: the pipeline as a
+/// whole, e.g. a lost connection), and the error.
+#[derive(Debug)]
+pub struct Failure {
+    pub index: Option<usize>,
+    pub error: Error,
 }
 
 /// Whether sending again may succeed: connection loss, timeouts, redirections, TRYAGAIN,
@@ -47,29 +84,41 @@ fn retryable(e: &redis::RedisError) -> bool {
 }
 
 impl Conn {
-    /// Connects to `url` (`redis://host:port`, or any node of a cluster: a node with
-    /// `cluster_enabled:1` makes this a cluster connection over all nodes it knows).
+    /// Connects to `url` (`redis://[user:password@]host:port[/db]`, or any node of a
+    /// cluster: a node with `cluster_enabled:1` makes this a cluster
+    /// connection over all nodes it knows), within [`DEFAULT_TIMEOUT`].
     pub fn open(url: &str) -> Result<Conn> {
-        let fail = |e: redis::RedisError| Error::new(format!("cannot connect to {url}: {e}"));
-        let client = redis::Client::open(url).map_err(fail)?;
-        let info = client.get_connection_info().redis_settings().clone();
-        let mut single = client
-            .get_connection_with_timeout(CONNECT_TIMEOUT)
-            .map_err(fail)?;
-        single
-            .set_read_timeout(Some(RESPONSE_TIMEOUT))
-            .map_err(fail)?;
+        Conn::open_with(url, DEFAULT_TIMEOUT)
+    }
+
+    /// [`Conn::open`] with `timeout` for connecting, each write and each reply. A URL
+    /// without a password takes the one in `REDISCLI_AUTH`, if set.
+    pub fn open_with(url: &str, timeout: Duration) -> Result<Conn> {
+        let fail = |e: redis::RedisError| open_error(url, timeout, &e);
+        let mut info = redis::IntoConnectionInfo::into_connection_info(url).map_err(fail)?;
+        if info.redis_settings().password().is_none() {
+            if let Ok(password) = std::env::var(AUTH_VARIABLE) {
+                let settings = info.redis_settings().clone().set_password(password);
+                info = info.set_redis_settings(settings);
+            }
+        }
+        let settings = info.redis_settings().clone();
+        let single = connect_single(&info, timeout).map_err(fail)?;
+        let mut single = single;
         let cluster_info: String = redis::cmd("INFO")
             .arg("cluster")
             .query(&mut single)
             .map_err(fail)?;
         let mut conn = Conn {
             url: url.to_string(),
+            info,
+            timeout,
             nodes: Vec::new(),
-            username: info.username().map(str::to_string),
-            password: info.password().map(str::to_string),
+            username: settings.username().map(str::to_string),
+            password: settings.password().map(str::to_string),
             inner: None,
             retry_for: Duration::from_secs(60),
+            reconnects: 0,
         };
         if !cluster_info.contains("cluster_enabled:1") {
             conn.inner = Some(Inner::Single(single));
@@ -92,8 +141,8 @@ impl Conn {
 
     fn connect_cluster(&self) -> redis::RedisResult<ClusterConnection> {
         let mut builder = ClusterClient::builder(self.nodes.clone())
-            .connection_timeout(CONNECT_TIMEOUT)
-            .response_timeout(RESPONSE_TIMEOUT)
+            .connection_timeout(self.timeout)
+            .response_timeout(self.timeout)
             .retries(8)
             .min_retry_wait(50)
             .max_retry_wait(1000);
@@ -106,8 +155,16 @@ impl Conn {
         builder.build()?.get_connection()
     }
 
+    /// How many times the connection was made again (after a connection error, a failover,
+    /// a redirection): a sequence of writes that must land on one copy of a key (a load's
+    /// chunks) starts over when this moves.
+    pub fn reconnects(&self) -> u64 {
+        self.reconnects
+    }
+
     fn reconnect(&mut self) -> redis::RedisResult<()> {
         self.inner = None;
+        self.reconnects += 1;
         let inner = if self.is_cluster() {
             let mut conn = self.connect_cluster()?;
             // Learn nodes added since (a replica promoted keeps its address; new masters).
@@ -118,10 +175,7 @@ impl Conn {
             }
             Inner::Cluster(Box::new(conn))
         } else {
-            let client = redis::Client::open(self.url.as_str())?;
-            let conn = client.get_connection_with_timeout(CONNECT_TIMEOUT)?;
-            conn.set_read_timeout(Some(RESPONSE_TIMEOUT))?;
-            Inner::Single(conn)
+            Inner::Single(connect_single(&self.info, self.timeout)?)
         };
         self.inner = Some(inner);
         Ok(())
@@ -154,71 +208,156 @@ impl Conn {
     /// pipeline and returns their replies in order; a reply that is an error fails the
     /// whole call with that error (the commands before it have run).
     pub fn pipeline(&mut self, cmds: &[Cmd]) -> Result<Vec<Value>> {
+        self.pipeline_at(cmds).map_err(|f| f.error)
+    }
+
+    /// [`Conn::pipeline`], its failure saying which command's reply was an error.
+    pub fn pipeline_at(&mut self, cmds: &[Cmd]) -> std::result::Result<Vec<Value>, Failure> {
         if cmds.is_empty() {
             return Ok(Vec::new());
         }
         let started = Instant::now();
         let mut pause = Duration::from_millis(50);
+        let whole = |error: Error| Failure { index: None, error };
         loop {
             let outcome = self.send(cmds);
-            let retry = match &outcome {
-                Ok(values) => match values.iter().find_map(server_error) {
-                    None => return outcome.map_err(Error::from),
-                    Some(text) => {
-                        let again = [
-                            "TRYAGAIN",
-                            "CLUSTERDOWN",
-                            "LOADING",
-                            "MASTERDOWN",
-                            "MOVED",
-                            "ASK",
-                        ]
-                        .iter()
-                        .any(|code| text.starts_with(code));
-                        if !again || started.elapsed() > self.retry_for {
-                            return Err(Error::new(text));
-                        }
-                        true
+            // A command's own error reply: which one, and its text.
+            let refused = match &outcome {
+                Ok(values) => values
+                    .iter()
+                    .enumerate()
+                    .find_map(|(i, v)| server_error(v).map(|t| (i, t))),
+                Err(e) => e.clone().into_server_errors().and_then(|errors| {
+                    errors.first().map(|(i, e)| {
+                        (
+                            *i,
+                            format!("{} {}", e.code(), e.details().unwrap_or_default()),
+                        )
+                    })
+                }),
+            };
+            let retry = match (&outcome, &refused) {
+                (Ok(_), None) => return outcome.map_err(|e| whole(Error::from(e))),
+                (_, Some((index, text))) => {
+                    let again = [
+                        "TRYAGAIN",
+                        "CLUSTERDOWN",
+                        "LOADING",
+                        "MASTERDOWN",
+                        "MOVED",
+                        "ASK",
+                    ]
+                    .iter()
+                    .any(|code| text.starts_with(code));
+                    if !again || started.elapsed() > self.retry_for {
+                        return Err(Failure {
+                            index: Some(*index),
+                            error: Error::new(text),
+                        });
                     }
-                },
-                Err(e) => retryable(e) && started.elapsed() <= self.retry_for,
+                    true
+                }
+                (Err(e), None) => retryable(e) && started.elapsed() <= self.retry_for,
             };
             if !retry {
-                return outcome.map_err(Error::from);
+                return outcome.map_err(|e| whole(Error::from(e)));
             }
             std::thread::sleep(pause);
             pause = (pause * 2).min(Duration::from_millis(500));
             if let Err(e) = self.reconnect() {
                 if started.elapsed() > self.retry_for {
-                    return Err(Error::from(e));
+                    return Err(whole(Error::from(e)));
                 }
             }
         }
     }
 
-    /// [`Conn::pipeline`], then `WAIT replicas` on the master of each of `slots`; when a
-    /// master does not confirm (it failed over, or its replicas lag), the pipeline is sent
-    /// again (the commands must be idempotent: adding an item twice to a Bloom filter is).
+    /// `host:port` of the master serving `slot` (a single server: its URL's), for errors.
+    pub fn node_of(&mut self, slot: u16) -> String {
+        if !self.is_cluster() {
+            return format!("{}", self.info.addr());
+        }
+        let Ok(ranges) = self.query_node::<Vec<Value>>(redis::cmd("CLUSTER").arg("SLOTS")) else {
+            return "unknown node".into();
+        };
+        for range in ranges {
+            let Value::Array(parts) = range else { continue };
+            let bound = |i: usize| {
+                parts
+                    .get(i)
+                    .cloned()
+                    .and_then(|v| i64::from_redis_value(v).ok())
+            };
+            if let (Some(lo), Some(hi)) = (bound(0), bound(1)) {
+                if (lo..=hi).contains(&i64::from(slot)) {
+                    if let Some(Value::Array(node)) = parts.get(2) {
+                        let host = node
+                            .first()
+                            .cloned()
+                            .and_then(|v| String::from_redis_value(v).ok());
+                        let port = node
+                            .get(1)
+                            .cloned()
+                            .and_then(|v| i64::from_redis_value(v).ok());
+                        if let (Some(host), Some(port)) = (host, port) {
+                            return format!("{host}:{port}");
+                        }
+                    }
+                }
+            }
+        }
+        "unknown node".into()
+    }
+
+    /// [`Conn::pipeline_at`], then `WAIT replicas` on the master of each of `keys`' slots;
+    /// when a master does not confirm (it failed over, or its replicas lag), the pipeline is
+    /// sent again (the commands must be idempotent: adding an item twice to a Bloom filter
+    /// is), for at most [`Conn::retry_for`]. A master with fewer replicas than asked for
+    /// (INFO replication's `connected_slaves`) fails at once; the errors name the node.
     pub fn pipeline_replicated(
         &mut self,
         cmds: &[Cmd],
-        slots: &[u16],
+        keys: &[&str],
         replicas: u32,
-    ) -> Result<Vec<Value>> {
+    ) -> std::result::Result<Vec<Value>, Failure> {
         let started = Instant::now();
+        let whole = |error: Error| Failure { index: None, error };
         loop {
-            let values = self.pipeline(cmds)?;
-            let confirmed = slots.iter().all(|&slot| {
-                matches!(self.wait_for_replicas(slot, replicas, 2000), Ok(n) if n >= i64::from(replicas))
-            });
-            if confirmed {
-                return Ok(values);
+            let values = self.pipeline_at(cmds)?;
+            let mut waiting = None;
+            for key in keys {
+                let slot = crate::slot::key_slot(key.as_bytes());
+                match self.wait_for_replicas(slot, replicas, 2000) {
+                    Ok(n) if n >= i64::from(replicas) => continue,
+                    _ => {}
+                }
+                // Not confirmed: does that master have the replicas at all?
+                let script = "return redis.call('INFO', 'replication')";
+                let info: Option<String> = self
+                    .query(redis::cmd("EVAL").arg(script).arg(1).arg(*key))
+                    .ok();
+                let connected = info.as_deref().and_then(|text| {
+                    text.lines()
+                        .find_map(|l| l.strip_prefix("connected_slaves:"))
+                        .and_then(|n| n.trim().parse::<u32>().ok())
+                });
+                let node = self.node_of(slot);
+                if let Some(n) = connected.filter(|&n| n < replicas) {
+                    return Err(whole(Error::new(format!(
+                        "--wait-replicas {replicas}: {node} (the master of {key}) has {n} replica(s)"
+                    ))));
+                }
+                waiting = Some(node);
+                break;
             }
+            let Some(node) = waiting else {
+                return Ok(values);
+            };
             if started.elapsed() > self.retry_for {
-                return Err(Error::new(format!(
-                    "writes not acknowledged by {replicas} replica(s) within {} s",
+                return Err(whole(Error::new(format!(
+                    "writes not acknowledged by {replicas} replica(s) of {node} within {} s",
                     self.retry_for.as_secs()
-                )));
+                ))));
             }
             std::thread::sleep(Duration::from_millis(200));
             let _ = self.reconnect();
@@ -251,6 +390,35 @@ impl Conn {
             Some(Inner::Single(conn)) => cmd.query(conn).map_err(Error::from),
             None => Err(Error::new("not connected")),
         }
+    }
+}
+
+/// A connection to one server, every read and write within `timeout`.
+fn connect_single(
+    info: &redis::ConnectionInfo,
+    timeout: Duration,
+) -> redis::RedisResult<redis::Connection> {
+    let client = redis::Client::open(info.clone())?;
+    let conn = client.get_connection_with_timeout(timeout)?;
+    conn.set_read_timeout(Some(timeout))?;
+    conn.set_write_timeout(Some(timeout))?;
+    Ok(conn)
+}
+
+impl Conn {
+    /// Runs a keyless command (CONFIG GET) on one node: the server, or any node of a
+    /// cluster.
+    pub fn query_node<T: FromRedisValue>(&mut self, cmd: &Cmd) -> Result<T> {
+        if self.inner.is_none() {
+            self.reconnect()?;
+        }
+        let value = match self.inner.as_mut().expect("connected") {
+            Inner::Single(conn) => cmd.query::<Value>(conn)?,
+            Inner::Cluster(conn) => {
+                conn.route_command(cmd, RoutingInfo::SingleNode(SingleNodeRoutingInfo::Random))?
+            }
+        };
+        T::from_redis_value(value).map_err(Error::from)
     }
 }
 

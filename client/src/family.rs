@@ -1,5 +1,6 @@
 //! The filter families a sharded filter (or `load`) can be made of, and their commands.
 
+use crate::conn::Conn;
 use crate::error::{Error, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,7 +19,7 @@ impl Family {
             "bf" => Ok(Family::Bf),
             "cf" => Ok(Family::Cf),
             "cbf" => Ok(Family::Cbf),
-            other => Err(Error::new(format!(
+            other => Err(Error::usage(format!(
                 "unknown filter type '{other}' (expected bf, cf or cbf)"
             ))),
         }
@@ -55,6 +56,27 @@ impl Family {
     }
 }
 
+/// The family of a key from its TYPE: `Some` for a bf, cf or cbf filter, `None` for a hash
+/// (a sharded filter's descriptor, perhaps); an error for a missing key or another type.
+pub fn key_family(conn: &mut Conn, key: &str) -> Result<Option<Family>> {
+    let kind: String = conn.query(redis::cmd("TYPE").arg(key))?;
+    if kind == "hash" {
+        return Ok(None);
+    }
+    if kind == "none" {
+        return Err(Error::new(format!("no key {key}")));
+    }
+    [Family::Bf, Family::Cf, Family::Cbf]
+        .into_iter()
+        .find(|f| f.type_names().contains(&kind.as_str()))
+        .map(Some)
+        .ok_or_else(|| {
+            Error::new(format!(
+                "{key} is a key of type {kind}, not a bf, cf or cbf filter nor a sharded filter"
+            ))
+        })
+}
+
 /// How a filter is created: BF.RESERVE / CF.RESERVE / CBF.RESERVE arguments.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FilterSpec {
@@ -70,23 +92,23 @@ pub struct FilterSpec {
 impl FilterSpec {
     pub fn validate(&self) -> Result<()> {
         if !(self.error_rate > 0.0 && self.error_rate < 1.0) {
-            return Err(Error::new(
+            return Err(Error::usage(
                 "--error-rate must be between 0 and 1 (exclusive)",
             ));
         }
         if self.capacity == 0 {
-            return Err(Error::new("--capacity must be at least 1"));
+            return Err(Error::usage("--capacity must be at least 1"));
         }
         if self.nonscaling && self.expansion.is_some() {
-            return Err(Error::new(
+            return Err(Error::usage(
                 "--expansion and --nonscaling exclude each other",
             ));
         }
         if self.blocked && self.family != Family::Bf {
-            return Err(Error::new("--blocked applies to bf filters only"));
+            return Err(Error::usage("--blocked applies to bf filters only"));
         }
         if self.family == Family::Cf && self.nonscaling {
-            return Err(Error::new(
+            return Err(Error::usage(
                 "--nonscaling applies to bf and cbf filters only",
             ));
         }

@@ -5,10 +5,11 @@
 //! member by member and as a whole.
 
 use crate::conn::Conn;
-use crate::error::{Error, Result};
-use crate::family::Family;
-use crate::shard::Descriptor;
+use crate::error::Result;
+use crate::family::{key_family, Family};
+use crate::shard::{info_pairs, Descriptor};
 use crate::snapshot::{download, Local};
+use redbloom_core::bloom::blocked::{BLOCK_BITS, BLOCK_BYTES};
 use redbloom_core::bloom::Chain;
 use redbloom_core::counting::CountingChain;
 use redbloom_core::cuckoo::CuckooFilter;
@@ -62,23 +63,6 @@ fn compound(links: &[LinkReport]) -> f64 {
     1.0 - links.iter().map(|l| 1.0 - l.estimated_fp).product::<f64>()
 }
 
-/// The family of a key from its TYPE, or what it is instead.
-pub fn key_family(conn: &mut Conn, key: &str) -> Result<Option<Family>> {
-    let kind: String = conn.query(redis::cmd("TYPE").arg(key))?;
-    Ok(match kind.as_str() {
-        "MBbloom--" | "RBblockBF" => Some(Family::Bf),
-        "MBbloomCF" => Some(Family::Cf),
-        "RBcountBF" => Some(Family::Cbf),
-        "hash" => None,
-        "none" => return Err(Error::new(format!("no key {key}"))),
-        other => {
-            return Err(Error::new(format!(
-                "{key} is a key of type {other}, not a bf, cf or cbf filter nor a sharded filter"
-            )))
-        }
-    })
-}
-
 /// A Bloom or counting link with `used` of its `bits` set (non-zero).
 fn bloom_like(
     capacity: u64,
@@ -107,7 +91,7 @@ fn bloom_links(chain: &Chain) -> Vec<LinkReport> {
         .links()
         .iter()
         .map(|l| {
-            bloom_like(
+            let mut link = bloom_like(
                 l.entries(),
                 l.items(),
                 l.bits(),
@@ -115,9 +99,29 @@ fn bloom_links(chain: &Chain) -> Vec<LinkReport> {
                 ones(l.data()),
                 l.error(),
                 l.bytes(),
-            )
+            );
+            if chain.is_blocked() {
+                link.estimated_fp = blocked_fp(l.data(), l.hashes());
+            }
+            link
         })
         .collect()
+}
+
+/// A blocked link's rate: an absent item falls in one 512-bit block (each as likely) and
+/// answers 1 when its k bits there are set, so the rate is the blocks' mean of
+/// (set bits / 512)^k — not the whole array's fill^k, which the blocks' uneven loads
+/// (Poisson) leave too low.
+fn blocked_fp(data: &[u8], hashes: u32) -> f64 {
+    let blocks = data.chunks(BLOCK_BYTES);
+    let count = blocks.len();
+    if count == 0 {
+        return 0.0;
+    }
+    let sum: f64 = blocks
+        .map(|b| (ones(b) as f64 / BLOCK_BITS as f64).powi(hashes as i32))
+        .sum();
+    sum / count as f64
 }
 
 fn counting_links(chain: &CountingChain) -> Vec<LinkReport> {
@@ -177,6 +181,28 @@ fn cuckoo_links(filter: &CuckooFilter) -> Vec<LinkReport> {
         .collect()
 }
 
+/// An empty Cuckoo filter (its SCANDUMP has no header): its one sub-filter from CF.INFO.
+fn empty_cuckoo(conn: &mut Conn, key: &str) -> Result<LinkReport> {
+    let info = info_pairs(&conn.query::<redis::Value>(redis::cmd("CF.INFO").arg(key))?);
+    let field = |name: &str| {
+        info.iter()
+            .find(|(k, _)| k == name)
+            .and_then(|(_, v)| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    let slots = field("Number of buckets") * field("Bucket size");
+    Ok(LinkReport {
+        capacity: slots,
+        items: 0,
+        bits: slots * 8,
+        hashes: None,
+        fill: 0.0,
+        estimated_fp: 0.0,
+        target_fp: None,
+        memory: slots,
+    })
+}
+
 fn memory_usage(conn: &mut Conn, key: &str) -> u64 {
     conn.query::<i64>(redis::cmd("MEMORY").arg("USAGE").arg(key))
         .map(|m| m.max(0) as u64)
@@ -204,7 +230,11 @@ pub fn inspect_key(conn: &mut Conn, key: &str, family: Family) -> Result<Report>
             let capacity = links.first().map(|l| l.capacity).unwrap_or(0);
             (links, filter.num_items(), capacity, None)
         }
-        Local::EmptyCuckoo => (Vec::new(), 0, 0, None),
+        Local::EmptyCuckoo => {
+            let link = empty_cuckoo(conn, key)?;
+            let capacity = link.capacity;
+            (vec![link], 0, capacity, None)
+        }
     };
     let estimated_fp = compound(&links);
     let mut warnings = Vec::new();

@@ -4,6 +4,10 @@
 //! redbloom or RedisBloom servers through the `redis` crate and builds and reads filters
 //! with redbloom-core.
 
+/// The `redis` crate this one is built on (its `Value`, `Cmd`, errors), so an application
+/// uses the same version.
+pub use redis;
+
 pub mod conn;
 pub mod error;
 pub mod family;
@@ -12,12 +16,13 @@ pub mod shard_load;
 pub mod slot;
 
 pub use conn::Conn;
-pub use error::{Error, Result};
+pub use error::{redact, Error, Result};
 pub use family::{Family, FilterSpec};
 pub use shard::Descriptor;
 pub use shard_load::ShardLoad;
 pub mod inspect;
 pub mod load;
+pub mod ship;
 pub mod snapshot;
 
 pub use snapshot::Snapshot;

@@ -1,19 +1,39 @@
 //! Bulk loading: a filter built here with redbloom-core, item by item as the server's
 //! BF.MADD / CF.ADD would build it, then shipped with LOADCHUNK (the header, then the bit
-//! or bucket arrays in chunks of at most 16 MiB). A Bloom filter loaded so is byte for byte
-//! the filter BF.RESERVE + BF.MADD of the same items in the same order make.
+//! or bucket arrays in chunks of at most 16 MiB; [`crate::ship`]). The empty filter it
+//! starts from is the one the server itself reserved ([`Built::from_bloom_header`],
+//! [`Built::from_cuckoo_info`]), so its configs decide what the options leave open: a
+//! Bloom filter loaded so is byte for byte the filter BF.RESERVE + BF.MADD of the same
+//! items in the same order make on that server.
 
-use crate::conn::Conn;
 use crate::error::{Error, Result};
 use crate::family::{Family, FilterSpec};
 use redbloom_core::bloom::{dump as bloom_dump, Chain};
 use redbloom_core::cuckoo::{dump as cuckoo_dump, CuckooFilter, CuckooHash, CuckooParams};
+use redbloom_core::limits::CF_DEFAULT_MAX_EXPANSIONS;
 use redbloom_core::limits::{
     BF_DEFAULT_EXPANSION, CF_DEFAULT_BUCKET_SIZE, CF_DEFAULT_EXPANSION, CF_DEFAULT_MAX_ITERATIONS,
     DEFAULT_MAX_FILTER_BYTES,
 };
-use redis::FromRedisValue;
 use std::num::NonZeroUsize;
+
+/// The server's limits a build keeps to, as the server's own adds would: the largest
+/// filter (`bf.max-filter-bytes`, redbloom's) and the most Cuckoo sub-filters
+/// (`cf-max-expansions`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub max_bytes: u64,
+    pub cf_max_expansions: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_bytes: DEFAULT_MAX_FILTER_BYTES,
+            cf_max_expansions: CF_DEFAULT_MAX_EXPANSIONS as u64,
+        }
+    }
+}
 
 /// A filter built locally.
 #[derive(Debug)]
@@ -68,6 +88,53 @@ impl Built {
         }
     }
 
+    /// The empty Bloom filter whose SCANDUMP header (iterator 0 of an empty filter, as a
+    /// RESERVE made it) is `header`.
+    pub fn from_bloom_header(header: &[u8], limits: &Limits) -> Result<Built> {
+        let chain = bloom_dump::chain_from_header(header, limits.max_bytes).map_err(|e| {
+            Error::new(format!("cannot make the filter the server reserved: {e:?}"))
+        })?;
+        if chain.items() != 0 {
+            return Err(Error::new("the reserved filter is not empty"));
+        }
+        Ok(Built::Bloom(chain))
+    }
+
+    /// The empty Cuckoo filter a CF.INFO reply (as field/value pairs) describes: its
+    /// buckets, bucket size, expansion and max iterations.
+    pub fn from_cuckoo_info(info: &[(String, String)], limits: &Limits) -> Result<Built> {
+        let field = |name: &str| -> Result<u64> {
+            info.iter()
+                .find(|(k, _)| k == name)
+                .and_then(|(_, v)| v.parse().ok())
+                .ok_or_else(|| Error::new(format!("CF.INFO reply without '{name}'")))
+        };
+        let small = |name: &str| -> Result<u16> {
+            u16::try_from(field(name)?)
+                .map_err(|_| Error::new(format!("CF.INFO '{name}' out of range")))
+        };
+        if field("Number of items inserted")? != 0 || field("Number of filters")? != 1 {
+            return Err(Error::new("the reserved filter is not empty"));
+        }
+        let (buckets, bucket_size) = (field("Number of buckets")?, small("Bucket size")?);
+        let params = CuckooParams {
+            capacity: buckets.saturating_mul(u64::from(bucket_size)),
+            bucket_size,
+            max_iterations: small("Max iterations")?,
+            expansion: small("Expansion rate")?,
+        };
+        let filter = CuckooFilter::new(params, limits.max_bytes).map_err(|e| {
+            Error::new(format!("cannot make the filter the server reserved: {e:?}"))
+        })?;
+        if filter.num_buckets() != buckets {
+            return Err(Error::new(format!(
+                "the reserved filter has {buckets} buckets; built here: {}",
+                filter.num_buckets()
+            )));
+        }
+        Ok(Built::Cuckoo(filter))
+    }
+
     /// Adds `items` in order (BF.MADD / CF.ADD semantics); an item the server would refuse
     /// (a full non-scaling filter, a Cuckoo filter that cannot grow) is an error.
     pub fn add_all<T: AsRef<[u8]> + Sync>(&mut self, items: &[T]) -> Result<()> {
@@ -75,8 +142,18 @@ impl Built {
     }
 
     /// [`Built::add_all`] of a batch that follows `before` items of the same input (an error
-    /// names the item by its place in the whole input).
+    /// names the item by its place in the whole input), within the default [`Limits`].
     pub fn add_more<T: AsRef<[u8]> + Sync>(&mut self, items: &[T], before: u64) -> Result<()> {
+        self.add_within(items, before, &Limits::default())
+    }
+
+    /// [`Built::add_more`] within the server's `limits`.
+    pub fn add_within<T: AsRef<[u8]> + Sync>(
+        &mut self,
+        items: &[T],
+        before: u64,
+        limits: &Limits,
+    ) -> Result<()> {
         let refused = |at: usize, why: String| {
             Error::new(format!(
                 "item {} of the input: the filter refuses it ({why})",
@@ -85,12 +162,16 @@ impl Built {
         };
         match self {
             Built::Bloom(chain) => chain
-                .add_items(items, build_threads(), DEFAULT_MAX_FILTER_BYTES)
+                .add_items(items, build_threads(), limits.max_bytes)
                 .map_err(|(at, outcome)| refused(at, format!("{outcome:?}"))),
             Built::Cuckoo(filter) => {
                 for (at, item) in items.iter().enumerate() {
+                    // CF.ADD refuses any add once the filter has this many sub-filters.
+                    if filter.num_filters() as u64 >= limits.cf_max_expansions {
+                        return Err(refused(at, "Maximum expansions reached".into()));
+                    }
                     filter
-                        .insert(&CuckooHash::new(item.as_ref()), DEFAULT_MAX_FILTER_BYTES)
+                        .insert(&CuckooHash::new(item.as_ref()), limits.max_bytes)
                         .map_err(|e| refused(at, format!("{e:?}")))?;
                 }
                 Ok(())
@@ -105,27 +186,48 @@ impl Built {
         }
     }
 
+    /// The SCANDUMP header (LOADCHUNK's iterator 1).
+    pub fn header(&self) -> Vec<u8> {
+        match self {
+            Built::Bloom(chain) => bloom_dump::header(chain),
+            Built::Cuckoo(filter) => cuckoo_dump::header(filter).to_vec(),
+        }
+    }
+
+    /// The data chunks (LOADCHUNK's iterator, data) after the header, in order, borrowed
+    /// from the filter one at a time.
+    pub fn for_each_chunk(&self, mut f: impl FnMut(i64, &[u8]) -> Result<()>) -> Result<()> {
+        let mut iter = 1;
+        loop {
+            let next = match self {
+                Built::Bloom(chain) => bloom_dump::chunk(chain, iter),
+                Built::Cuckoo(filter) => cuckoo_dump::chunk(filter, iter),
+            };
+            let Some((next, data)) = next else {
+                return Ok(());
+            };
+            f(next, data)?;
+            iter = next;
+        }
+    }
+
+    /// Bytes of the header and the chunks.
+    pub fn dump_bytes(&self) -> u64 {
+        let mut bytes = self.header().len() as u64;
+        let _ = self.for_each_chunk(|_, data| {
+            bytes += data.len() as u64;
+            Ok(())
+        });
+        bytes
+    }
+
     /// The LOADCHUNK arguments (iterator, data) in order: the header, then every chunk.
     pub fn chunks(&self) -> Vec<(i64, Vec<u8>)> {
-        let mut out = Vec::new();
-        match self {
-            Built::Bloom(chain) => {
-                out.push((1, bloom_dump::header(chain)));
-                let mut iter = 1;
-                while let Some((next, data)) = bloom_dump::chunk(chain, iter) {
-                    out.push((next, data.to_vec()));
-                    iter = next;
-                }
-            }
-            Built::Cuckoo(filter) => {
-                out.push((1, cuckoo_dump::header(filter).to_vec()));
-                let mut iter = 1;
-                while let Some((next, data)) = cuckoo_dump::chunk(filter, iter) {
-                    out.push((next, data.to_vec()));
-                    iter = next;
-                }
-            }
-        }
+        let mut out = vec![(1, self.header())];
+        let _ = self.for_each_chunk(|iter, data| {
+            out.push((iter, data.to_vec()));
+            Ok(())
+        });
         out
     }
 
@@ -144,38 +246,6 @@ impl Built {
             })
             .collect()
     }
-}
-
-/// Fails when `key` exists: a load never overwrites.
-pub fn ensure_absent(conn: &mut Conn, key: &str) -> Result<()> {
-    if i64::from_redis_value(conn.query::<redis::Value>(redis::cmd("EXISTS").arg(key))?)? != 0 {
-        return Err(Error::new(format!("{key} already exists")));
-    }
-    Ok(())
-}
-
-/// Ships `built` to `key` with LOADCHUNK; returns the bytes and the chunks sent.
-pub fn ship(conn: &mut Conn, key: &str, built: &Built) -> Result<(usize, usize)> {
-    let chunks = built.chunks();
-    let bytes = chunks.iter().map(|(_, data)| data.len()).sum();
-    let cmds = built.commands(key, chunks);
-    conn.pipeline(&cmds)
-        .map_err(|e| Error::new(format!("{key}: {e}")))?;
-    Ok((bytes, cmds.len()))
-}
-
-/// Builds `spec`'s filter of `items` and ships it to `key`, which must not exist.
-pub fn load<T: AsRef<[u8]> + Sync>(
-    conn: &mut Conn,
-    key: &str,
-    spec: &FilterSpec,
-    items: &[T],
-) -> Result<Built> {
-    ensure_absent(conn, key)?;
-    let mut built = Built::new(spec, spec.capacity)?;
-    built.add_all(items)?;
-    ship(conn, key, &built)?;
-    Ok(built)
 }
 
 #[cfg(test)]

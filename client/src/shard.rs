@@ -83,7 +83,7 @@ impl Descriptor {
     /// A new layout of `shards` members for `spec` at `name`.
     pub fn new(name: &str, shards: u32, spec: FilterSpec) -> Result<Descriptor> {
         if !(1..=MAX_SHARDS).contains(&shards) {
-            return Err(Error::new(format!("--shards must be 1 to {MAX_SHARDS}")));
+            return Err(Error::usage(format!("--shards must be 1 to {MAX_SHARDS}")));
         }
         spec.validate()?;
         let members = (0..shards).map(|i| member_key(name, i, shards)).collect();
@@ -294,12 +294,35 @@ impl Descriptor {
         groups
     }
 
+    /// An error of member `m` at input item `at` (0-based within `items`, which follow
+    /// `before` items of the input): names the filter, the member, its node and the item.
+    fn item_error<T: AsRef<[u8]>>(
+        &self,
+        conn: &mut Conn,
+        m: usize,
+        items: &[T],
+        at: usize,
+        before: u64,
+        why: &str,
+    ) -> Error {
+        let member = &self.members[m];
+        let node = conn.node_of(key_slot(member.as_bytes()));
+        Error::new(format!(
+            "{}: member {member} on {node}: item {} of the input ({}): {why}",
+            self.name,
+            before + at as u64 + 1,
+            String::from_utf8_lossy(items[at].as_ref())
+        ))
+    }
+
     /// Runs one command per (member, ≤1,000 items) over `items`, round by round, and returns
-    /// one integer reply per item, in the items' order.
+    /// one integer reply per item, in the items' order. `before`: items of the input before
+    /// these (errors count items over the whole input).
     fn per_item<T: AsRef<[u8]>>(
         &self,
         conn: &mut Conn,
         items: &[T],
+        before: u64,
         durable: Option<u32>,
         progress: &mut dyn FnMut(usize),
         make: &MakeCommand<'_>,
@@ -308,53 +331,68 @@ impl Descriptor {
         for (round_no, round) in items.chunks(ITEMS_PER_ROUND).enumerate() {
             let base = round_no * ITEMS_PER_ROUND;
             let mut cmds = Vec::new();
-            let mut spans: Vec<Vec<usize>> = Vec::new();
-            let mut slots = Vec::new();
+            let mut spans: Vec<(usize, Vec<usize>)> = Vec::new();
+            let mut keys: Vec<&str> = Vec::new();
             for (m, group) in self.group(round).into_iter().enumerate() {
                 if group.is_empty() {
                     continue;
                 }
-                slots.push(key_slot(self.members[m].as_bytes()));
+                keys.push(&self.members[m]);
                 for part in group.chunks(ITEMS_PER_COMMAND) {
                     let mut iter = part.iter().map(|&i| round[i].as_ref());
                     cmds.push(make(&self.members[m], &mut iter));
-                    spans.push(part.iter().map(|&i| base + i).collect());
+                    spans.push((m, part.iter().map(|&i| base + i).collect()));
                 }
             }
             let replies = match durable {
-                Some(replicas) => conn.pipeline_replicated(&cmds, &slots, replicas)?,
-                None => conn.pipeline(&cmds)?,
+                Some(replicas) => conn.pipeline_replicated(&cmds, &keys, replicas),
+                None => conn.pipeline_at(&cmds),
             };
-            for (span, reply) in spans.iter().zip(replies) {
-                let Value::Array(values) = reply else {
-                    return Err(Error::new(format!(
-                        "{}: unexpected reply {reply:?}",
-                        self.name
-                    )));
-                };
-                if values.len() != span.len() {
-                    return Err(Error::new(format!(
-                        "{}: reply of the wrong length",
-                        self.name
-                    )));
-                }
-                for (&at, value) in span.iter().zip(values) {
-                    out[at] = match value {
-                        Value::Int(n) => n,
-                        Value::Boolean(b) => i64::from(b),
-                        Value::ServerError(e) => {
-                            return Err(Error::new(format!(
-                                "{}: {} {}",
-                                self.name,
-                                e.code(),
-                                e.details().unwrap_or_default()
-                            )))
+            let replies = match replies {
+                Ok(replies) => replies,
+                Err(f) => {
+                    return Err(match f.index.and_then(|i| spans.get(i)) {
+                        Some((m, span)) => {
+                            self.item_error(conn, *m, items, span[0], before, f.error.message())
                         }
-                        other => {
-                            return Err(Error::new(format!(
-                                "{}: unexpected reply {other:?}",
-                                self.name
-                            )))
+                        None => f.error.context(&self.name),
+                    })
+                }
+            };
+            for ((m, span), reply) in spans.iter().zip(replies) {
+                let Value::Array(values) = reply else {
+                    return Err(self.item_error(
+                        conn,
+                        *m,
+                        items,
+                        span[0],
+                        before,
+                        &format!("unexpected reply {reply:?}"),
+                    ));
+                };
+                for (k, &at) in span.iter().enumerate() {
+                    out[at] = match values.get(k) {
+                        Some(Value::Int(n)) => *n,
+                        Some(Value::Boolean(b)) => i64::from(*b),
+                        Some(Value::ServerError(e)) => {
+                            let why = format!("{} {}", e.code(), e.details().unwrap_or_default());
+                            return Err(self.item_error(conn, *m, items, at, before, &why));
+                        }
+                        // A reply that stops early (a full non-scaling filter's last answer
+                        // is its error; RedisBloom stops there too).
+                        None => {
+                            return Err(self.item_error(
+                                conn,
+                                *m,
+                                items,
+                                at,
+                                before,
+                                "no answer for it (the member stopped adding)",
+                            ))
+                        }
+                        Some(other) => {
+                            let why = format!("unexpected reply {other:?}");
+                            return Err(self.item_error(conn, *m, items, at, before, &why));
                         }
                     };
                 }
@@ -374,8 +412,21 @@ impl Descriptor {
         durable: Option<u32>,
         progress: &mut dyn FnMut(usize),
     ) -> Result<Vec<i64>> {
+        self.add_after(conn, items, 0, durable, progress)
+    }
+
+    /// [`Descriptor::add`] of items that follow `before` items of the same input (errors
+    /// name an item by its place in the whole input).
+    pub fn add_after<T: AsRef<[u8]>>(
+        &self,
+        conn: &mut Conn,
+        items: &[T],
+        before: u64,
+        durable: Option<u32>,
+        progress: &mut dyn FnMut(usize),
+    ) -> Result<Vec<i64>> {
         let spec = self.spec.clone();
-        self.per_item(conn, items, durable, progress, &|key, iter| {
+        self.per_item(conn, items, before, durable, progress, &|key, iter| {
             spec.insert(key, iter)
         })
     }
@@ -387,8 +438,19 @@ impl Descriptor {
         items: &[T],
         progress: &mut dyn FnMut(usize),
     ) -> Result<Vec<i64>> {
+        self.exists_after(conn, items, 0, progress)
+    }
+
+    /// [`Descriptor::exists`] of items that follow `before` items of the same input.
+    pub fn exists_after<T: AsRef<[u8]>>(
+        &self,
+        conn: &mut Conn,
+        items: &[T],
+        before: u64,
+        progress: &mut dyn FnMut(usize),
+    ) -> Result<Vec<i64>> {
         let family = self.spec.family;
-        self.per_item(conn, items, None, progress, &|key, iter| {
+        self.per_item(conn, items, before, None, progress, &|key, iter| {
             mexists(family, key, iter)
         })
     }
@@ -533,13 +595,13 @@ mod tests {
         let mut other = map.clone();
         other.insert("version".into(), "2".into());
         assert_eq!(
-            Descriptor::parse("f", &other).unwrap_err().0,
+            Descriptor::parse("f", &other).unwrap_err().to_string(),
             "f: sharded filter layout version 2; this redbloom reads version 1"
         );
         let mut missing = map.clone();
         missing.remove("member:11");
         assert_eq!(
-            Descriptor::parse("f", &missing).unwrap_err().0,
+            Descriptor::parse("f", &missing).unwrap_err().to_string(),
             "f: descriptor has no field 'member:11'"
         );
         assert!(Descriptor::parse("f", &HashMap::new()).is_err());

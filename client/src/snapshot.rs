@@ -2,11 +2,14 @@
 //! membership here ([`Snapshot`]), and the snapshot file `redbloom export` writes and
 //! `redbloom check` reads.
 //!
-//! File layout: the line `redbloom-snapshot 1 <family>\n` (family `bf`, `cf` or `cbf`), then
-//! each SCANDUMP reply in order as an 8-byte little-endian signed iterator, an 8-byte
-//! little-endian length and that many bytes of data; the header chunk comes first; a
-//! record with iterator 0 and length 0 ends the file. (An empty Cuckoo filter has no
-//! header: its file is the line and the end record.)
+//! File layout (version 2): the line `redbloom-snapshot 2 <family> <length>\n` (family
+//! `bf`, `cf` or `cbf`; length: the bytes after the line), then each SCANDUMP reply in order
+//! as an 8-byte little-endian signed iterator, an 8-byte little-endian length and that many
+//! bytes of data — the header chunk first —, a record with iterator 0 and length 0, and the
+//! XXH3-64 (seed 0) of everything before it, 8 bytes little-endian. (An empty Cuckoo filter
+//! has no header: its file is the line, the end record and the checksum.) A file shorter
+//! than its line says is truncated, one whose checksum differs is damaged; either is refused
+//! before any of it is used. Version 1 (no length, no checksum) was never released.
 //!
 //! [`Snapshot::refresh`] downloads again only when the filter changed: it compares the
 //! SCANDUMP header (iterator 0), a few dozen bytes, with the one it holds. A Bloom filter's
@@ -18,8 +21,7 @@
 
 use crate::conn::Conn;
 use crate::error::{Error, Result};
-use crate::family::Family;
-use crate::inspect::key_family;
+use crate::family::{key_family, Family};
 use redbloom_core::bloom::{dump as bloom_dump, Chain};
 use redbloom_core::counting::{dump as counting_dump, CountingChain};
 use redbloom_core::cuckoo::{dump as cuckoo_dump, CuckooFilter, CuckooHash};
@@ -29,7 +31,9 @@ use redis::{FromRedisValue, Value};
 /// The first line's start.
 pub const MAGIC: &str = "redbloom-snapshot";
 /// The file layout version.
-pub const FILE_VERSION: u32 = 1;
+pub const FILE_VERSION: u32 = 2;
+/// Longest first line read (the magic, version, family and length fit in 64 bytes).
+const MAX_LINE: usize = 64;
 
 /// SCANDUMP replies, header first, without the final `[0, nil]`.
 pub type Chunks = Vec<(i64, Vec<u8>)>;
@@ -190,7 +194,9 @@ impl Snapshot {
 
 /// The snapshot file of `chunks` of `family`.
 pub fn encode(family: Family, chunks: &[(i64, Vec<u8>)]) -> Vec<u8> {
-    let mut out = format!("{MAGIC} {FILE_VERSION} {}\n", family.name()).into_bytes();
+    let body: usize = chunks.iter().map(|(_, d)| 16 + d.len()).sum::<usize>() + 16 + 8;
+    let mut out = format!("{MAGIC} {FILE_VERSION} {} {body}\n", family.name()).into_bytes();
+    out.reserve(body);
     for (iter, data) in chunks {
         out.extend_from_slice(&iter.to_le_bytes());
         out.extend_from_slice(&(data.len() as u64).to_le_bytes());
@@ -198,46 +204,86 @@ pub fn encode(family: Family, chunks: &[(i64, Vec<u8>)]) -> Vec<u8> {
     }
     out.extend_from_slice(&0i64.to_le_bytes());
     out.extend_from_slice(&0u64.to_le_bytes());
+    let sum = xxhash_rust::xxh3::xxh3_64(&out);
+    out.extend_from_slice(&sum.to_le_bytes());
     out
 }
 
-/// Reads a snapshot file: its family and chunks; anything else than the layout above is
-/// an error.
-pub fn decode(file: &[u8]) -> Result<(Family, Chunks)> {
-    let bad = |what: &str| Error::new(format!("not a redbloom snapshot file ({what})"));
+/// Reads snapshot file `name`'s bytes: its family and chunks. Refused, each with its own
+/// error naming the file: not a snapshot file, another version, an unknown family, a
+/// truncated file (or one with bytes after its end), a damaged one (checksum).
+pub fn decode(name: &str, file: &[u8]) -> Result<(Family, Chunks)> {
+    let bad = |what: String| Error::file(format!("{name}: {what}"));
+    let not_snapshot = || bad("not a redbloom snapshot file (no snapshot header line)".into());
     let newline = file
         .iter()
-        .take(64)
+        .take(MAX_LINE)
         .position(|&b| b == b'\n')
-        .ok_or_else(|| bad("no header line"))?;
-    let line = std::str::from_utf8(&file[..newline]).map_err(|_| bad("header line"))?;
+        .ok_or_else(not_snapshot)?;
+    let line = std::str::from_utf8(&file[..newline]).map_err(|_| not_snapshot())?;
     let words: Vec<&str> = line.split(' ').collect();
-    if words.len() != 3 || words[0] != MAGIC {
-        return Err(bad("header line"));
+    if words.first() != Some(&MAGIC) {
+        return Err(not_snapshot());
     }
-    if words[1] != FILE_VERSION.to_string() {
-        return Err(Error::new(format!(
-            "snapshot file version {}; this redbloom reads version {FILE_VERSION}",
-            words[1]
+    let version = words.get(1).copied().unwrap_or_default();
+    if version != FILE_VERSION.to_string() {
+        return Err(bad(format!(
+            "snapshot file version {version}; this redbloom reads version {FILE_VERSION}"
         )));
     }
-    let family = Family::parse(words[2]).map_err(|_| bad("family"))?;
-    let mut at = newline + 1;
+    let (Some(kind), Some(length), 4) = (words.get(2), words.get(3), words.len()) else {
+        return Err(bad("bad snapshot header line".into()));
+    };
+    let family = Family::parse(kind).map_err(|_| {
+        bad(format!(
+            "snapshot of an unknown filter type '{kind}' (this redbloom reads bf, cf and cbf)"
+        ))
+    })?;
+    let length: usize = length
+        .parse()
+        .map_err(|_| bad("bad snapshot header line".into()))?;
+    let body = &file[newline + 1..];
+    if body.len() < length {
+        return Err(bad(format!(
+            "truncated snapshot file ({} of its {length} bytes after the header line)",
+            body.len()
+        )));
+    }
+    if body.len() > length {
+        return Err(bad(format!(
+            "{} bytes after the end of the snapshot",
+            body.len() - length
+        )));
+    }
+    let damaged = || bad("damaged snapshot file (its checksum does not match)".into());
+    let Some(split) = file.len().checked_sub(8).filter(|&s| s > newline) else {
+        return Err(damaged());
+    };
+    let (covered, stored) = file.split_at(split);
+    if xxhash_rust::xxh3::xxh3_64(covered).to_le_bytes() != stored {
+        return Err(damaged());
+    }
+    // The checksum matched: the records below are as written (a failure is a bug of the
+    // writer, reported as damage all the same).
+    let records = &covered[newline + 1..];
+    let mut at = 0;
     let mut chunks = Vec::new();
     loop {
-        let head = file.get(at..at + 16).ok_or_else(|| bad("truncated"))?;
+        let head = records.get(at..at + 16).ok_or_else(damaged)?;
         let iter = i64::from_le_bytes(head[..8].try_into().expect("8 bytes"));
         let len = u64::from_le_bytes(head[8..].try_into().expect("8 bytes"));
         at += 16;
         if iter == 0 {
-            if len != 0 || at != file.len() {
-                return Err(bad("data after the end record"));
+            if len != 0 || at != records.len() {
+                return Err(damaged());
             }
             return Ok((family, chunks));
         }
-        let len = usize::try_from(len).map_err(|_| bad("truncated"))?;
-        let end = at.checked_add(len).ok_or_else(|| bad("truncated"))?;
-        let data = file.get(at..end).ok_or_else(|| bad("truncated"))?;
+        let end = usize::try_from(len)
+            .ok()
+            .and_then(|len| at.checked_add(len))
+            .ok_or_else(damaged)?;
+        let data = records.get(at..end).ok_or_else(damaged)?;
         chunks.push((iter, data.to_vec()));
         at = end;
     }
@@ -252,43 +298,83 @@ pub fn export(conn: &mut Conn, key: &str) -> Result<(Family, Vec<u8>)> {
     Ok((family, encode(family, &chunks)))
 }
 
-/// `redbloom check`: the filter of a snapshot file.
-pub fn open_file(file: &[u8]) -> Result<Local> {
-    let (family, chunks) = decode(file)?;
-    Local::from_chunks(family, &chunks, "snapshot")
+/// `redbloom check`: the filter of snapshot file `name` (its bytes `file`).
+pub fn open_file(name: &str, file: &[u8]) -> Result<Local> {
+    let (family, chunks) = decode(name, file)?;
+    Local::from_chunks(family, &chunks, name).map_err(|e| Error::file(e.message()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn refusal(file: &[u8]) -> String {
+        decode("f.snap", file).unwrap_err().to_string()
+    }
+
     #[test]
     fn file_round_trip_and_refusals() {
         let chunks = vec![(1i64, vec![1u8, 2, 3]), (9, vec![4; 10])];
         let file = encode(Family::Bf, &chunks);
-        assert!(file.starts_with(b"redbloom-snapshot 1 bf\n"));
-        assert_eq!(decode(&file).unwrap(), (Family::Bf, chunks));
+        // 2 records (16 + 3, 16 + 10), the end record, the checksum.
+        assert!(file.starts_with(b"redbloom-snapshot 2 bf 69\n"));
+        assert_eq!(decode("f", &file).unwrap(), (Family::Bf, chunks.clone()));
+        for family in [Family::Cf, Family::Cbf] {
+            assert_eq!(decode("f", &encode(family, &chunks)).unwrap().0, family);
+        }
+        let line = b"redbloom-snapshot 2 bf 69\n".len();
         for cut in 0..file.len() {
-            assert!(decode(&file[..cut]).is_err(), "{cut}");
+            let error = refusal(&file[..cut]);
+            let expected = if cut < line {
+                "f.snap: not a redbloom snapshot file (no snapshot header line)".to_string()
+            } else {
+                format!(
+                    "f.snap: truncated snapshot file ({} of its 69 bytes after the header line)",
+                    cut - line
+                )
+            };
+            assert_eq!(error, expected, "{cut}");
         }
         let mut longer = file.clone();
         longer.push(0);
-        assert!(decode(&longer).is_err());
-        let mut v2 = file.clone();
-        v2[18] = b'2';
         assert_eq!(
-            decode(&v2).unwrap_err().0,
-            "snapshot file version 2; this redbloom reads version 1"
+            refusal(&longer),
+            "f.snap: 1 bytes after the end of the snapshot"
         );
-        let mut huge = b"redbloom-snapshot 1 cf\n".to_vec();
-        huge.extend_from_slice(&1i64.to_le_bytes());
-        huge.extend_from_slice(&u64::MAX.to_le_bytes());
-        assert!(decode(&huge).is_err());
-        // A header the core refuses is an error too.
+        // Any byte changed after the line: damaged.
+        for at in line..file.len() {
+            let mut damaged = file.clone();
+            damaged[at] ^= 0x20;
+            assert_eq!(
+                refusal(&damaged),
+                "f.snap: damaged snapshot file (its checksum does not match)",
+                "{at}"
+            );
+        }
+        let mut v1 = file.clone();
+        v1[18] = b'1';
+        assert_eq!(
+            refusal(&v1),
+            "f.snap: snapshot file version 1; this redbloom reads version 2"
+        );
+        let mut unknown = b"redbloom-snapshot 2 wbf 24\n".to_vec();
+        unknown.extend_from_slice(&file[line..]);
+        assert_eq!(
+            refusal(&unknown),
+            "f.snap: snapshot of an unknown filter type 'wbf' (this redbloom reads bf, cf and cbf)"
+        );
+        assert_eq!(
+            refusal(b"hello\n"),
+            "f.snap: not a redbloom snapshot file (no snapshot header line)"
+        );
+        // A header the core refuses is an error too, naming the file.
         let bogus = encode(Family::Bf, &[(1, vec![0xff; 40])]);
-        assert!(open_file(&bogus).is_err());
+        assert!(open_file("b.snap", &bogus)
+            .unwrap_err()
+            .to_string()
+            .starts_with("b.snap: the dump does not load"));
         assert!(matches!(
-            open_file(&encode(Family::Cf, &[])).unwrap(),
+            open_file("e", &encode(Family::Cf, &[])).unwrap(),
             Local::EmptyCuckoo
         ));
     }

@@ -289,3 +289,101 @@ fn ok_added(u: &str) -> usize {
         .filter_map(|m| m.int("Number of items inserted"))
         .sum::<i64>() as usize
 }
+
+/// `load` and `shard load` on a cluster (issue 33): each filter is built under a temporary
+/// key in its target's slot and renamed into place on the master that owns it — keys
+/// without a hash tag, with one, and with braces that are not a tag; no temporary key left.
+#[test]
+fn loads_rename_into_place_on_a_cluster() {
+    let cluster = Cluster::start_with(0);
+    let u = url(&cluster.nodes[0]);
+    let dir = TempDir::new("cluster-load");
+    let file = dir.0.join("items.txt");
+    let items: Vec<String> = (0..20_000).map(|i| format!("user:{i}")).collect();
+    write_items(&file, items.iter().cloned());
+    let f = file.to_str().unwrap();
+    let keys = ["seen", "{user}:seen", "a}b"];
+    for key in keys {
+        let out = ok(&[
+            "load",
+            &u,
+            key,
+            "--error-rate",
+            "0.01",
+            "--capacity",
+            "20000",
+            "--file",
+            f,
+        ]);
+        assert!(
+            out.starts_with(&format!("loaded {key}: 20000 items, ")),
+            "{out}"
+        );
+    }
+    ok(&[
+        "shard",
+        "create",
+        &u,
+        "users",
+        "--shards",
+        "6",
+        "--error-rate",
+        "0.01",
+        "--capacity",
+        "20000",
+    ]);
+    assert_eq!(
+        ok(&["shard", "load", &u, "users", "--file", f]),
+        "loaded users: 20000 items into 6 members\n"
+    );
+    assert!(ok(&["shard", "exists", &u, "users", "--file", f])
+        .lines()
+        .all(|l| l == "1"));
+    let mut conn = Conn::open(&u).unwrap();
+    for key in keys {
+        for part in items.chunks(1000) {
+            let mut cmd = redis::cmd("BF.MEXISTS");
+            cmd.arg(key);
+            for i in part {
+                cmd.arg(i);
+            }
+            let answers: Vec<i64> = conn.query(&cmd).unwrap();
+            assert!(answers.iter().all(|&a| a == 1), "{key}");
+        }
+    }
+    // Every key the masters hold: the three loads, the descriptor and its six members.
+    let mut all = Vec::new();
+    for port in cluster.masters(&[]) {
+        all.extend(cluster.node(port).raw().sorted_keys());
+    }
+    all.sort();
+    let descriptor = Descriptor::open(&mut conn, "users").unwrap();
+    let mut expected: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
+    expected.push("users".into());
+    expected.extend(descriptor.members.iter().cloned());
+    expected.sort();
+    assert_eq!(all, expected);
+
+    // A member deleted during an add (after the descriptor was read): the error names the
+    // member, the master that holds its slot and the item (issue 33: it was a raw
+    // "Pipeline failures: [(Index 63 …").
+    let victim = &descriptor.members[4];
+    let _: i64 = conn.query(redis::cmd("DEL").arg(victim)).unwrap();
+    let fresh: Vec<String> = (0..500).map(|i| format!("fresh:{i}")).collect();
+    let error = descriptor
+        .add_after(&mut conn, &fresh, 7, None, &mut |_| {})
+        .unwrap_err()
+        .to_string();
+    let first = fresh
+        .iter()
+        .position(|i| redbloom_client::shard::route(i.as_bytes(), 6) == 4)
+        .unwrap();
+    let owner = cluster.owner(key_slot(victim.as_bytes()), &[]);
+    assert_eq!(
+        error,
+        format!(
+            "users: member {victim} on 127.0.0.1:{owner}: item {} of the input (fresh:{first}): ERR not found",
+            7 + first + 1
+        )
+    );
+}

@@ -7,6 +7,8 @@ use std::process::Command;
 /// What one run of `redbloom` printed and how it ended.
 pub struct Run {
     pub ok: bool,
+    /// The exit code (`None`: ended by a signal).
+    pub code: Option<i32>,
     pub stdout: String,
     pub stderr: String,
 }
@@ -18,6 +20,7 @@ pub fn redbloom(args: &[&str]) -> Run {
         .expect("run redbloom");
     Run {
         ok: output.status.success(),
+        code: output.status.code(),
         stdout: String::from_utf8_lossy(&output.stdout).to_string(),
         stderr: String::from_utf8_lossy(&output.stderr).to_string(),
     }

@@ -198,8 +198,6 @@ fn cuckoo_load_answers_like_cf_add() {
         "cf",
         "--type",
         "cf",
-        "--error-rate",
-        "0.01",
         "--capacity",
         "4000",
         "--file",
@@ -301,4 +299,180 @@ fn shard_load_fills_each_member_as_madd_would() {
         .map(|k| conn.call(&["DUMP", k]).bytes())
         .collect();
     assert_eq!(after, before);
+}
+
+/// `load` and `shard load` build what the server itself would under its configs (issue 33):
+/// with `bf-expansion-factor 4` and `cf-bucket-size 4`, byte for byte BF.RESERVE + BF.MADD
+/// and CF.RESERVE + CF.ADD on that server; `--expansion 0` and `bf-expansion-factor 0`
+/// non-scaling as the server makes them; `--error-rate` refused for cf.
+#[test]
+fn loads_follow_the_server_configs() {
+    let server = Server::start();
+    let u = url(&server);
+    let mut conn = server.raw();
+    for (name, value) in [("bf.bf-expansion-factor", "4"), ("bf.cf-bucket-size", "4")] {
+        assert_eq!(
+            conn.call(&["CONFIG", "SET", name, value]),
+            Reply::ok(),
+            "{name}"
+        );
+    }
+    let dir = TempDir::new("load-configs");
+    let list = items(20_000);
+    let file = dir.0.join("items.txt");
+    write_items(&file, list.iter().cloned());
+    let f = file.to_str().unwrap();
+    let same = |conn: &mut RawConnection, a: &str, b: &str| {
+        assert!(
+            conn.call(&["DUMP", a]).bytes() == conn.call(&["DUMP", b]).bytes(),
+            "DUMP of {a} differs from {b}"
+        );
+    };
+    // Grows past its capacity: the links follow the server's expansion 4.
+    ok(&[
+        "load",
+        &u,
+        "bf",
+        "--error-rate",
+        "0.01",
+        "--capacity",
+        "3000",
+        "--file",
+        f,
+    ]);
+    assert_eq!(
+        conn.call(&["BF.RESERVE", "ref-bf", "0.01", "3000"]),
+        Reply::ok()
+    );
+    add_batched(&mut conn, "BF.MADD", "ref-bf", &list);
+    same(&mut conn, "bf", "ref-bf");
+    assert_eq!(
+        conn.call(&["BF.INFO", "bf", "EXPANSION"]),
+        Reply::Array(Some(vec![Reply::Int(4)]))
+    );
+    // EXPANSION 0: non-scaling, as BF.RESERVE … EXPANSION 0 makes it.
+    let zero = [
+        "--error-rate",
+        "0.01",
+        "--capacity",
+        "30000",
+        "--expansion",
+        "0",
+    ];
+    let mut args = vec!["load", &u, "zero"];
+    args.extend(zero);
+    args.extend(["--file", f]);
+    ok(&args);
+    assert_eq!(
+        conn.call(&["BF.RESERVE", "ref-zero", "0.01", "30000", "EXPANSION", "0"]),
+        Reply::ok()
+    );
+    add_batched(&mut conn, "BF.MADD", "ref-zero", &list);
+    same(&mut conn, "zero", "ref-zero");
+    // Past its capacity a non-scaling filter refuses, here as on the server.
+    let mut small = vec!["load", &u, "zero-small"];
+    small.extend([
+        "--error-rate",
+        "0.01",
+        "--capacity",
+        "1000",
+        "--expansion",
+        "0",
+    ]);
+    small.extend(["--file", f]);
+    assert!(fails(&small).starts_with("redbloom: item "));
+    assert_eq!(conn.call(&["EXISTS", "zero-small"]), Reply::Int(0));
+
+    // Cuckoo: the server's bucket size 4.
+    ok(&[
+        "load",
+        &u,
+        "cf",
+        "--type",
+        "cf",
+        "--capacity",
+        "8000",
+        "--file",
+        f,
+    ]);
+    assert_eq!(conn.call(&["CF.RESERVE", "ref-cf", "8000"]), Reply::ok());
+    let adds: Vec<Vec<String>> = list
+        .iter()
+        .map(|i| vec!["CF.ADD".to_string(), "ref-cf".into(), i.clone()])
+        .collect();
+    conn.pipeline(&adds);
+    same(&mut conn, "cf", "ref-cf");
+    let info = conn.call(&["CF.INFO", "cf"]).array();
+    assert_eq!(info[10].text(), "Bucket size");
+    assert_eq!(info[11], Reply::Int(4));
+    let run = crate::common::redbloom(&[
+        "load",
+        &u,
+        "cf2",
+        "--type",
+        "cf",
+        "--error-rate",
+        "0.01",
+        "--capacity",
+        "8000",
+    ]);
+    assert_eq!(run.code, Some(2));
+    assert_eq!(
+        run.stderr,
+        "redbloom: --error-rate does not apply to cf filters (a Cuckoo filter's rate follows from its bucket size)\n"
+    );
+
+    // A sharded filter: the members `shard create` reserved are the ones `shard load` fills.
+    ok(&[
+        "shard",
+        "create",
+        &u,
+        "s",
+        "--shards",
+        "3",
+        "--error-rate",
+        "0.01",
+        "--capacity",
+        "3000",
+    ]);
+    ok(&["shard", "load", &u, "s", "--file", f]);
+    for m in 0..3u32 {
+        let member = conn.call(&["HGET", "s", &format!("member:{m}")]).text();
+        let capacity = conn.call(&["HGET", "s", "member_capacity"]).text();
+        let reference = format!("ref-s{m}");
+        assert_eq!(
+            conn.call(&["BF.RESERVE", &reference, "0.01", &capacity]),
+            Reply::ok()
+        );
+        let mine: Vec<String> = list
+            .iter()
+            .filter(|i| redbloom_client::shard::route(i.as_bytes(), 3) == m)
+            .cloned()
+            .collect();
+        add_batched(&mut conn, "BF.MADD", &reference, &mine);
+        same(&mut conn, &member, &reference);
+    }
+
+    // bf-expansion-factor 0: the server's new filters are non-scaling, so are loaded ones.
+    assert_eq!(
+        conn.call(&["CONFIG", "SET", "bf.bf-expansion-factor", "0"]),
+        Reply::ok()
+    );
+    ok(&[
+        "load",
+        &u,
+        "ns",
+        "--error-rate",
+        "0.01",
+        "--capacity",
+        "30000",
+        "--file",
+        f,
+    ]);
+    assert_eq!(
+        conn.call(&["BF.RESERVE", "ref-ns", "0.01", "30000"]),
+        Reply::ok()
+    );
+    add_batched(&mut conn, "BF.MADD", "ref-ns", &list);
+    same(&mut conn, "ns", "ref-ns");
 }

@@ -6,7 +6,10 @@ mod support;
 
 mod cluster;
 mod common;
+mod conventions;
 mod inspect;
+mod interrupt;
 mod load;
+mod proxy;
 mod shard_errors;
 mod snapshot;

@@ -108,7 +108,7 @@ fn one_server_holds_every_member() {
     let info = ok(&["--json", "shard", "info", &u, "f"]);
     let info: serde_json::Value = serde_json::from_str(&info).unwrap();
     assert_eq!(info["items"], 6);
-    assert_eq!(info["descriptor"]["shards"], "4");
+    assert_eq!(info["descriptor"]["shards"], 4);
     assert_eq!(info["members"].as_array().unwrap().len(), 4);
 
     assert_eq!(ok(&["shard", "drop", &u, "f"]), "dropped f (4 members)\n");
@@ -240,4 +240,94 @@ fn a_closed_standard_output_is_no_crash() {
             String::from_utf8_lossy(&output.stderr)
         );
     }
+}
+
+/// Errors of an add name the filter, the member, its node and the item by its place in the
+/// whole input (issue 33): a full non-scaling member (whose reply stops at its error), and
+/// a member deleted after the descriptor was read (the command's own error).
+#[test]
+fn add_errors_name_the_member_node_and_item() {
+    let server = Server::start();
+    let u = url(&server);
+    let dir = TempDir::new("add-errors");
+    let mut args = create_args(&u, "f", "2", "0.01", "100", false);
+    args.push("--nonscaling");
+    ok(&args);
+    let file = dir.0.join("items.txt");
+    write_items(&file, (0..1000).map(|i| format!("item:{i}")));
+    // Three items on the command line, then the file's: the file's line i is item i + 4.
+    let line = fails(&[
+        "shard",
+        "add",
+        &u,
+        "f",
+        "a0",
+        "a1",
+        "a2",
+        "--file",
+        file.to_str().unwrap(),
+    ]);
+    let node = format!("127.0.0.1:{}", server.port);
+    let rest = line.strip_prefix("redbloom: f: member ").expect(&line);
+    let (member, rest) = rest.split_once(' ').unwrap();
+    assert!(member.starts_with("{s"), "{line}");
+    let rest = rest
+        .strip_prefix(&format!("on {node}: item "))
+        .unwrap_or_else(|| panic!("{line}"));
+    let (number, rest) = rest.split_once(' ').unwrap();
+    let number: usize = number.parse().unwrap();
+    let index: usize = rest
+        .strip_prefix("of the input (item:")
+        .and_then(|r| r.split_once(')'))
+        .map(|(i, _)| i.parse().unwrap())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert_eq!(number, index + 4, "{line}");
+    assert!(
+        line.ends_with("): ERR non scaling filter is full"),
+        "{line}"
+    );
+    assert_eq!(
+        redbloom_client::shard::route(format!("item:{index}").as_bytes(), 2) as usize,
+        ["0", "1"]
+            .iter()
+            .position(|m| {
+                let mut conn = server.raw();
+                conn.call(&["HGET", "f", &format!("member:{m}")]).text() == member
+            })
+            .unwrap()
+    );
+
+    // --wait-replicas on a server without replicas: a fast error naming the node.
+    let started = std::time::Instant::now();
+    let line = fails(&["shard", "add", &u, "f", "z", "--wait-replicas", "1"]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(8));
+    assert!(
+        line.starts_with(&format!(
+            "redbloom: f: --wait-replicas 1: {node} (the master of {{s"
+        )),
+        "{line}"
+    );
+    assert!(line.ends_with(") has 0 replica(s)"), "{line}");
+
+    // A member deleted after the descriptor was read.
+    let mut conn = redbloom_client::Conn::open(&u).unwrap();
+    let d = redbloom_client::Descriptor::open(&mut conn, "f").unwrap();
+    server.raw().call(&["DEL", &d.members[1]]);
+    let items: Vec<String> = (0..50).map(|i| format!("new:{i}")).collect();
+    let error = d
+        .add_after(&mut conn, &items, 100, None, &mut |_| {})
+        .unwrap_err()
+        .to_string();
+    let first = items
+        .iter()
+        .position(|i| redbloom_client::shard::route(i.as_bytes(), 2) == 1)
+        .unwrap();
+    assert_eq!(
+        error,
+        format!(
+            "f: member {} on {node}: item {} of the input (new:{first}): ERR not found",
+            d.members[1],
+            100 + first + 1
+        )
+    );
 }

@@ -42,7 +42,9 @@ fn export_and_check_answer_like_the_server() {
         assert!(out.starts_with(&format!("exported {key} (")), "{out}");
         let data = std::fs::read(&file).unwrap();
         let family = if key == "empty" { "cf" } else { key };
-        assert!(data.starts_with(format!("redbloom-snapshot 1 {family}\n").as_bytes()));
+        let end = data.iter().position(|&b| b == b'\n').unwrap() + 1;
+        let line = format!("redbloom-snapshot 2 {family} {}\n", data.len() - end);
+        assert_eq!(&data[..end], line.as_bytes(), "{key}");
         let mut server_answers = Vec::new();
         for part in probes.chunks(1000) {
             let mut cmd = vec![exists.to_string(), key.to_string()];
@@ -88,18 +90,58 @@ fn export_and_check_answer_like_the_server() {
         "redbloom: s is a key of type string, not a bf, cf or cbf filter nor a sharded filter"
     );
     assert!(!f.exists());
-    std::fs::write(&f, b"hello\n").unwrap();
+    let name = f.to_str().unwrap();
+    let refused = |bytes: &[u8]| {
+        std::fs::write(&f, bytes).unwrap();
+        fails(&["check", name, "a"])
+    };
     assert_eq!(
-        fails(&["check", f.to_str().unwrap(), "a"]),
-        "redbloom: not a redbloom snapshot file (header line)"
+        refused(b"hello\n"),
+        format!("redbloom: {name}: not a redbloom snapshot file (no snapshot header line)")
     );
-    let mut cut = std::fs::read(dir.0.join("bf.snap")).unwrap();
-    cut.truncate(cut.len() - 20);
-    std::fs::write(&f, &cut).unwrap();
+    let good = std::fs::read(dir.0.join("bf.snap")).unwrap();
+    let line = good.iter().position(|&b| b == b'\n').unwrap() + 1;
+    let body = good.len() - line;
     assert_eq!(
-        fails(&["check", f.to_str().unwrap(), "a"]),
-        "redbloom: not a redbloom snapshot file (truncated)"
+        refused(&good[..good.len() - 20]),
+        format!(
+            "redbloom: {name}: truncated snapshot file ({} of its {body} bytes after the header line)",
+            body - 20
+        )
     );
+    // 64 zeroed bytes inside the bit array (issue 33: 381 false negatives and exit 0).
+    let mut zeroed = good.clone();
+    zeroed[line + 200..line + 264].fill(0);
+    assert_ne!(zeroed, good);
+    assert_eq!(
+        refused(&zeroed),
+        format!("redbloom: {name}: damaged snapshot file (its checksum does not match)")
+    );
+    let mut v1 = good.clone();
+    v1[18] = b'1';
+    assert_eq!(
+        refused(&v1),
+        format!("redbloom: {name}: snapshot file version 1; this redbloom reads version 2")
+    );
+    // A family this version does not know is refused, not read as another.
+    let mut unknown = format!("redbloom-snapshot 2 topk {body}\n").into_bytes();
+    unknown.extend_from_slice(&good[line..]);
+    assert_eq!(
+        refused(&unknown),
+        format!(
+            "redbloom: {name}: snapshot of an unknown filter type 'topk' (this redbloom reads bf, cf and cbf)"
+        )
+    );
+    // The same file as a cf snapshot: its checksum (over the line too) no longer matches.
+    let mut relabelled = format!("redbloom-snapshot 2 cf {body}\n").into_bytes();
+    relabelled.extend_from_slice(&good[line..]);
+    assert_eq!(
+        refused(&relabelled),
+        format!("redbloom: {name}: damaged snapshot file (its checksum does not match)")
+    );
+    let missing = dir.0.join("missing.snap");
+    assert!(fails(&["check", missing.to_str().unwrap(), "a"])
+        .starts_with(&format!("redbloom: cannot read {}: ", missing.display())));
 }
 
 #[test]
@@ -135,4 +177,77 @@ fn snapshot_refreshes_only_after_a_change() {
         "a counting filter is always downloaded again"
     );
     assert!(snap.contains(b"a"));
+}
+
+/// One spelling everywhere (issue 33): `--file` for check's items (`--items-file` still
+/// accepted), `-` for standard input / output (`export … -`, `check -`), and standard
+/// input by default when no items are given.
+#[test]
+fn files_and_standard_streams() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let server = Server::start();
+    let u = url(&server);
+    let mut conn = server.raw();
+    conn.call(&["BF.MADD", "bf", "a", "b"]);
+    let dir = TempDir::new("snapshot-streams");
+    let file = dir.0.join("bf.snap");
+    let f = file.to_str().unwrap();
+    ok(&["export", &u, "bf", f]);
+    let run = |args: &[&str], stdin: &[u8]| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_redbloom"))
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(stdin).unwrap();
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.code(),
+            out.stdout,
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    // `export … -`: the snapshot on standard output, byte for byte the file's.
+    let (code, stdout, stderr) = run(&["export", &u, "bf", "-"], b"");
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(stdout, std::fs::read(&file).unwrap());
+    assert!(
+        stderr.starts_with("exported bf (bf) to the standard output: "),
+        "{stderr}"
+    );
+    // `check -`: the snapshot from standard input, the items as arguments or --file.
+    let items = dir.0.join("items.txt");
+    std::fs::write(&items, "a\nzz\n").unwrap();
+    let snapshot = std::fs::read(&file).unwrap();
+    let (code, stdout, _) = run(&["check", "-", "a", "c"], &snapshot);
+    assert_eq!((code, stdout), (Some(0), b"1\n0\n".to_vec()));
+    let (_, stdout, _) = run(
+        &["check", "-", "--file", items.to_str().unwrap()],
+        &snapshot,
+    );
+    assert_eq!(stdout, b"1\n0\n");
+    // No items: standard input; `--file -` the same.
+    let (_, stdout, _) = run(&["check", f], b"b\nnope\n");
+    assert_eq!(stdout, b"1\n0\n");
+    let (_, stdout, _) = run(&["check", f, "a", "--file", "-"], b"b\n");
+    assert_eq!(stdout, b"1\n1\n");
+    let (code, _, stderr) = run(&["check", "-"], &snapshot);
+    assert_eq!(code, Some(2));
+    assert_eq!(
+        stderr,
+        "redbloom: the snapshot and the items cannot both come from standard input (give the items or --file)\n"
+    );
+    // A damaged snapshot on standard input is named as such.
+    let mut damaged = snapshot.clone();
+    let at = damaged.len() - 30;
+    damaged[at] ^= 1;
+    let (code, _, stderr) = run(&["check", "-", "a"], &damaged);
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        stderr,
+        "redbloom: standard input: damaged snapshot file (its checksum does not match)\n"
+    );
 }
