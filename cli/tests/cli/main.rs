@@ -9,4 +9,5 @@ mod common;
 mod inspect;
 mod load;
 mod shard_errors;
+mod shard_routing;
 mod snapshot;
