@@ -5,7 +5,7 @@
 //! by a digest loaded from an RDB file or a DUMP: these RESTORE hand-built payloads
 //! (compression 5; core/src/tdigest/rdb.rs's layout) and ask every query of
 //! [`loaded_edges_golden`](super::loaded_edges_golden), which
-//! scripts/fixtures/redisbloom-tdigest-edges.py recorded from RedisBloom 2.4.20 itself
+//! scripts/fixtures/redisbloom-tdigest-loaded-edges.py recorded from RedisBloom 2.4.20 itself
 //! (doubles compared as numbers, bit for bit: Redis 7.0 writes them with `%.17g`, later
 //! servers in their shortest form).
 
