@@ -1,6 +1,7 @@
 //! Module settings: defaults for auto-created filters and the per-filter memory ceiling.
 //! Set from load-time arguments; read on every command that may create or grow a filter.
 
+use crate::errors;
 use redbloom_core::{cuckoo, limits};
 use redis_module::configuration::{
     register_i64_configuration, register_string_configuration, ConfigurationContext,
@@ -82,11 +83,9 @@ impl ConfigurationValue<RedisString> for ErrorRateConfig {
             .try_as_str()
             .ok()
             .and_then(|s| s.trim().parse().ok())
-            .ok_or(RedisError::Str("Invalid value for `bf-error-rate`"))?;
+            .ok_or(RedisError::Str(errors::CONFIG_BAD_ERROR_RATE))?;
         if rate.is_nan() || rate <= 0.0 || rate >= 1.0 {
-            return Err(RedisError::Str(
-                "Value for `bf-error-rate` must be in the range (0.000000, 1.000000)",
-            ));
+            return Err(RedisError::Str(errors::CONFIG_ERROR_RATE_RANGE));
         }
         BF_ERROR_RATE.set_f64(rate);
         Ok(())
@@ -199,7 +198,7 @@ pub fn apply_load_args(args: &[Vec<u8>]) -> Result<(), String> {
         return Ok(());
     }
     if !args.len().is_multiple_of(2) {
-        return Err("Invalid number of arguments passed".to_string());
+        return Err(errors::LOAD_ARGS_ODD.to_string());
     }
     for pair in args.chunks(2) {
         let name = String::from_utf8_lossy(&pair[0]).to_ascii_lowercase();
@@ -208,30 +207,30 @@ pub fn apply_load_args(args: &[Vec<u8>]) -> Result<(), String> {
             "error_rate" | "bf-error-rate" => {
                 let rate: f64 = value
                     .parse()
-                    .map_err(|_| "Invalid argument for 'ERROR_RATE'".to_string())?;
+                    .map_err(|_| errors::LOAD_BAD_ERROR_RATE.to_string())?;
                 if rate.is_nan() || rate <= 0.0 {
-                    return Err("ERROR_RATE must be > 0".to_string());
+                    return Err(errors::LOAD_ERROR_RATE_NOT_POSITIVE.to_string());
                 }
                 if rate >= 1.0 {
-                    return Err("ERROR_RATE must be < 1".to_string());
+                    return Err(errors::LOAD_ERROR_RATE_NOT_BELOW_ONE.to_string());
                 }
                 BF_ERROR_RATE.set_f64(rate);
             }
             "initial_size" | "bf-initial-size" => {
                 let size: i64 = value
                     .parse()
-                    .map_err(|_| "Invalid argument for 'INITIAL_SIZE'".to_string())?;
+                    .map_err(|_| errors::LOAD_BAD_INITIAL_SIZE.to_string())?;
                 if size <= 0 {
-                    return Err("INITIAL_SIZE must be > 0".to_string());
+                    return Err(errors::LOAD_INITIAL_SIZE_NOT_POSITIVE.to_string());
                 }
                 BF_INITIAL_SIZE.set(size as u64);
             }
             "cf_max_expansions" | "cf-max-expansions" => {
                 let max: i64 = value
                     .parse()
-                    .map_err(|_| "Invalid argument for 'CF_MAX_EXPANSIONS'".to_string())?;
+                    .map_err(|_| errors::LOAD_BAD_CF_MAX_EXPANSIONS.to_string())?;
                 if max < 1 {
-                    return Err("CF_MAX_EXPANSIONS must be an integer >= 1".to_string());
+                    return Err(errors::LOAD_CF_MAX_EXPANSIONS_RANGE.to_string());
                 }
                 CF_MAX_EXPANSIONS.set(max as u64);
             }

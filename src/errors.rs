@@ -132,6 +132,20 @@ pub const TD_CUTS_RANGE: &str =
 pub const TD_CUTS_ORDER: &str =
     "ERR T-Digest: low_cut_percentile should be lower than high_cut_percentile";
 
+// Module configs (CONFIG SET wraps these in its own error) and load-time arguments (the
+// server logs these and refuses to start): redbloom's texts.
+pub const CONFIG_BAD_ERROR_RATE: &str = "Invalid value for `bf-error-rate`";
+pub const CONFIG_ERROR_RATE_RANGE: &str =
+    "Value for `bf-error-rate` must be in the range (0.000000, 1.000000)";
+pub const LOAD_ARGS_ODD: &str = "Invalid number of arguments passed";
+pub const LOAD_BAD_ERROR_RATE: &str = "Invalid argument for 'ERROR_RATE'";
+pub const LOAD_ERROR_RATE_NOT_POSITIVE: &str = "ERROR_RATE must be > 0";
+pub const LOAD_ERROR_RATE_NOT_BELOW_ONE: &str = "ERROR_RATE must be < 1";
+pub const LOAD_BAD_INITIAL_SIZE: &str = "Invalid argument for 'INITIAL_SIZE'";
+pub const LOAD_INITIAL_SIZE_NOT_POSITIVE: &str = "INITIAL_SIZE must be > 0";
+pub const LOAD_BAD_CF_MAX_EXPANSIONS: &str = "Invalid argument for 'CF_MAX_EXPANSIONS'";
+pub const LOAD_CF_MAX_EXPANSIONS_RANGE: &str = "CF_MAX_EXPANSIONS must be an integer >= 1";
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,4 +12,5 @@ mod interrupt;
 mod load;
 mod proxy;
 mod shard_errors;
+mod shard_routing;
 mod snapshot;

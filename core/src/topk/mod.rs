@@ -27,6 +27,8 @@
 //! built by repeated multiplication and `decay^count` beyond it by squaring, not with the
 //! C library's `pow`, which may differ between machines.
 
+#[cfg(test)]
+mod decay_tests;
 pub mod rdb;
 #[cfg(test)]
 mod tests;
@@ -137,6 +139,16 @@ fn power(mut base: f64, mut exp: u32) -> f64 {
         exp >>= 1;
     }
     acc
+}
+
+/// SplitMix64 (Steele, Lea and Flood; Vigna's `splitmix64.c`): advances `state` by the
+/// golden-ratio gamma and returns the mixed state.
+pub fn splitmix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 /// Whether `decay` is one TOPK.RESERVE accepts: in `(0, 1]`.
@@ -321,14 +333,9 @@ impl TopK {
         row.wrapping_mul(self.width).wrapping_add(column) as usize
     }
 
-    /// The next draw in `[0, 1)` (SplitMix64, top 53 bits).
+    /// The next draw in `[0, 1)`: the top 53 bits of the generator's next output.
     fn draw(&mut self) -> f64 {
-        self.rng = self.rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.rng;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        (z >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+        (splitmix64(&mut self.rng) >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 
     /// The chance a bucket at `count` decays: `decay^count`, from the table below 256

@@ -115,3 +115,36 @@ fn sketches_beyond_the_ceiling_are_an_error_reply() {
         &["CMS.INITBYDIM", "k2", "131072", "1"],
     );
 }
+
+/// With the ceiling raised to its maximum the allocation itself is attempted: a sketch
+/// larger than the machine's memory is `CMS: Insufficient memory to create the key` (the
+/// module refuses requests beyond the memory available), not an abort, and no key.
+#[test]
+fn sketches_larger_than_the_machine_are_insufficient_memory() {
+    let server = Server::start();
+    let mut conn = server.raw();
+    let ceiling = [
+        "CONFIG",
+        "SET",
+        "bf.max-filter-bytes",
+        "9223372036854775807",
+    ];
+    assert_eq!(conn.call(&ceiling), Reply::ok());
+    for args in [
+        // 10^14 counters: 400 TB.
+        ["CMS.INITBYDIM", "big", "100000000000", "1000"],
+        // ⌈2 / 10^-13⌉ = 2·10^13 counters per row, 1 row: 80 TB.
+        ["CMS.INITBYPROB", "big", "0.0000000000001", "0.5"],
+    ] {
+        assert_eq!(
+            conn.call(&args),
+            Reply::Error("CMS: Insufficient memory to create the key".into()),
+            "{args:?}"
+        );
+        alive_without(&mut conn, "big", "a sketch beyond the machine");
+    }
+    assert_eq!(
+        conn.call(&["CMS.INITBYDIM", "small", "10", "2"]),
+        Reply::ok()
+    );
+}

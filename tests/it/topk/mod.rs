@@ -6,3 +6,4 @@ mod commands;
 mod determinism;
 mod fixtures;
 mod hostile;
+mod known_answers;
