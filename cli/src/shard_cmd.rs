@@ -25,7 +25,8 @@ pub struct SpecArgs {
 
 #[derive(Subcommand)]
 pub enum ShardCommand {
-    /// Creates N members (each reserved for capacity / N) and the descriptor NAME.
+    /// Creates N members (each reserved for its share capacity / N plus headroom,
+    /// ⌈C/N + 4·√(C/N)⌉) and the descriptor NAME.
     Create {
         url: String,
         name: String,

@@ -14,6 +14,7 @@ mod clients;
 mod cluster;
 mod cms;
 mod docs;
+mod docs_figures;
 mod docs_snippets;
 mod durability;
 mod effects;
