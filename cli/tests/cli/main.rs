@@ -6,6 +6,7 @@ mod support;
 
 mod cluster;
 mod common;
+mod docs;
 mod inspect;
 mod load;
 mod shard_errors;

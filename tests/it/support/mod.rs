@@ -21,6 +21,7 @@ pub mod resp;
 pub mod rng;
 pub mod scandump;
 pub mod server;
+pub mod transcript;
 pub mod wbf;
 
 pub use background::{
