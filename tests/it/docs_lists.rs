@@ -372,6 +372,31 @@ fn the_docs_name_every_family_type_category_target_and_crate() {
     );
 }
 
+#[test]
+fn benchmarks_md_names_every_bench_harness() {
+    let page = read("docs/benchmarks.md");
+    let mut benches = Vec::new();
+    for (dir, toml) in [
+        ("", "Cargo.toml"),
+        ("core/", "core/Cargo.toml"),
+        ("client/", "client/Cargo.toml"),
+        ("cli/", "cli/Cargo.toml"),
+    ] {
+        for name in toml_names(&read(toml), "[[bench]]") {
+            benches.push(format!("{dir}benches/{name}.rs"));
+        }
+    }
+    assert!(benches.len() >= 5, "{benches:?}");
+    let missing: Vec<&String> = benches
+        .iter()
+        .filter(|b| !page.contains(&format!("`{b}`")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/benchmarks.md does not name {missing:?}"
+    );
+}
+
 /// GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens.
 fn anchor(heading: &str) -> String {
     heading
