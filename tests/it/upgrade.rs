@@ -134,6 +134,39 @@ fn every_released_rdb_loads_and_answers_as_it_did() {
     }
 }
 
+/// The other half of the promise: a value under an encoding number this build does not
+/// know (its own plus one: a later release's) is refused, never misread.
+#[test]
+fn a_later_encoding_is_refused() {
+    use crate::support::dump_payload::{learn_version, restore, seal, BAD_DATA_FORMAT};
+    let name = FIXTURES[FIXTURES.len() - 1];
+    let dir = TempDir::new("upgrade");
+    std::fs::copy(fixture(name).join("all.rdb"), dir.0.join("all.rdb")).unwrap();
+    let server = Server::start_in(&dir.0, &["--dbfilename", "all.rdb"]);
+    let mut conn = server.raw();
+    for (key, type_name) in KEYS {
+        let payload = conn.call(&["DUMP", key]).bytes();
+        learn_version(&payload);
+        let mut value = payload[..payload.len() - 10].to_vec();
+        // RDB_TYPE_MODULE_2, a 64-bit length marker, then the module id (big-endian), whose
+        // low 10 bits are the encoding.
+        assert_eq!(value[..2], [7, 0x81], "{key}");
+        let id = u64::from_be_bytes(value[2..10].try_into().unwrap());
+        let later = (id & !1023) | ((id & 1023) + 1);
+        value[2..10].copy_from_slice(&later.to_be_bytes());
+        let reply = restore(&mut conn, "later", &seal(&value));
+        assert_eq!(reply, Reply::err(BAD_DATA_FORMAT), "{type_name}");
+        assert_eq!(conn.call(&["EXISTS", "later"]), Reply::Int(0));
+        // The same payload under its own encoding restores.
+        assert_eq!(
+            restore(&mut conn, "later", &payload),
+            Reply::ok(),
+            "{type_name}"
+        );
+        assert_eq!(conn.call(&["DEL", "later"]), Reply::Int(1));
+    }
+}
+
 #[test]
 #[ignore = "writes a fixture: run only with a new release whose encodings changed"]
 fn write_the_upgrade_fixture() {
