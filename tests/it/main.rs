@@ -15,6 +15,7 @@ mod cluster;
 mod cms;
 mod docs;
 mod docs_figures;
+mod docs_links;
 mod docs_lists;
 mod docs_snippets;
 mod durability;
