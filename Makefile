@@ -37,10 +37,12 @@ endif
 ## run over its seeds, and the module built from exactly what docker/Dockerfile copies.
 test: test-deps lint test-redis test-redis8 test-valkey test-fuzz test-docker
 
-## docker/Dockerfile's copy set builds the module (no Docker engine needed; the build is
-## incremental in $(TARGET_DIR)/docker-check).
+## docker/Dockerfile's copy set builds the module and the CLI every image copies, for each
+## image of `make docker` (no Docker engine needed; the build is incremental in
+## $(TARGET_DIR)/docker-check).
+DOCKER_IMAGES = redis7 valkey redis8
 test-docker: deps
-	scripts/docker-check.sh $(TARGET_DIR)/docker-check
+	scripts/docker-check.sh $(TARGET_DIR)/docker-check $(DOCKER_IMAGES)
 
 ## The core's unit, property and doc tests, the module's unit tests, the integration
 ## tests against redis-server. (Benchmarks are
@@ -138,8 +140,13 @@ sizing-charts: build
 	.venv/bin/pip install -q redis matplotlib
 	REDBLOOM_MODULE=$(abspath $(MODULE)) .venv/bin/python scripts/sizing-charts.py
 
+## An image with the module and the `redbloom` CLI: Debian's Redis 7.0 (`redbloom`),
+## SERVER=valkey Valkey 8.1 (`redbloom:valkey`), SERVER=redis8 Redis 8.2 (`redbloom:redis8`).
 docker:
-	docker build -f docker/Dockerfile -t redbloom .
+ifeq ($(filter $(or $(SERVER),redis7),$(DOCKER_IMAGES)),)
+	$(error SERVER=$(SERVER): one of $(DOCKER_IMAGES))
+endif
+	docker build -f docker/Dockerfile --target $(or $(SERVER),redis7) -t redbloom$(if $(filter-out redis7,$(or $(SERVER),redis7)),:$(SERVER)) .
 
 clean:
 	$(CARGO) clean

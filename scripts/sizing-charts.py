@@ -387,14 +387,16 @@ def charts(memory, fp, growth, presence):
 
 
 
-# The decision picture of docs/choosing.md: questions (diamond-ish rounded boxes) with
-# yes/no arrows to the filter to use.
+# The decision picture of docs/choosing.md: one question per box, each answered yes or no;
+# a yes leads right to what to use (or, for the RedisBloom question, down the left margin past
+# the size question), a no leads down to the next question.
 
 
 def flowchart(path):
     """docs/choosing.svg: hand-laid boxes and arrows, as plain SVG."""
-    w, box_w, box_h = 860, 330, 46
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="560" viewBox="0 0 {w} 560" '
+    w, h, box_w, box_h, step = 900, 740, 330, 46, 90
+    qx, fx, fw = 80, 540, 340
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
            'font-family="sans-serif" font-size="13">',
            '<defs><marker id="a" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" '
            'orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#444"/></marker></defs>',
@@ -407,33 +409,55 @@ def flowchart(path):
             ty = y + box_h / 2 + (i - (len(lines) - 1) / 2) * 16 + 5
             out.append(f'<text x="{x + width / 2}" y="{ty}" text-anchor="middle">{line}</text>')
 
-    def arrow(x1, y1, x2, y2, label):
-        out.append(f'<line x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}" stroke="#444" marker-end="url(#a)"/>')
-        out.append(f'<text x="{(x1 + x2) / 2 + 6}" y="{(y1 + y2) / 2 - 4}" fill="#333" font-style="italic">{label}</text>')
+    def label(x, y, text, anchor="start"):
+        out.append(f'<text x="{x}" y="{y}" text-anchor="{anchor}" fill="#333" font-style="italic">{text}</text>')
 
-    q = "#eef3fb"
-    f = "#e8f6e8"
-    qx, fx = 30, 480
-    ys = [20, 120, 250, 380]
-    box(qx, ys[0], "Items must age out by themselves?\n(the last N items, or the last T ms)", q)
-    box(fx, ys[0], "WBF: WBF.RESERVE … [WINDOW ms]\n(redbloom only)", f)
-    arrow(qx + box_w, ys[0] + box_h / 2, fx, ys[0] + box_h / 2, "yes")
-    arrow(qx + box_w / 2, ys[0] + box_h, qx + box_w / 2, ys[1], "no")
-    box(qx, ys[1], "Items must be deleted,\nor counted?", q)
-    box(fx, ys[1] - 30, "at 1.5–3 % false positives, no counts:\nCF (RedisBloom can load it)", f)
-    box(fx, ys[1] + 40, "at an error rate you choose, with counts:\nCBF (redbloom only)", f)
-    arrow(qx + box_w, ys[1] + box_h / 2, fx, ys[1] - 30 + box_h / 2, "yes")
-    arrow(qx + box_w, ys[1] + box_h / 2, fx, ys[1] + 40 + box_h / 2, "yes")
-    arrow(qx + box_w / 2, ys[1] + box_h, qx + box_w / 2, ys[2], "no")
-    box(qx, ys[2], "Must the data go back to RedisBloom,\nor is the filter under ~100M items?", q)
-    box(fx, ys[2] + 65, "over 100M items, redbloom only:\nBF … BLOCKED (faster lookups)", f)
-    arrow(qx + box_w, ys[2] + box_h / 2 + 10, fx, ys[2] + 65 + box_h / 2, "no")
-    arrow(qx + box_w / 2, ys[2] + box_h, qx + box_w / 2, ys[3], "yes")
-    box(qx, ys[3], "Is the maximum number of items known?", q)
-    box(fx, ys[3] + 20, "yes: BF.RESERVE … NONSCALING\n(exactly the rate asked for, less memory)", f)
-    box(fx, ys[3] + 90, "no: BF.RESERVE (scaling;\nreserve the capacity you expect)", f)
-    arrow(qx + box_w, ys[3] + box_h / 2, fx, ys[3] + 20 + box_h / 2, "yes")
-    arrow(qx + box_w / 2, ys[3] + box_h, fx, ys[3] + 90 + box_h / 2, "no")
+    def right(y):
+        """A yes from the question at y to the answer beside it; the label well above the line."""
+        mid = y + box_h / 2
+        out.append(f'<line x1="{qx + box_w}" y1="{mid}" x2="{fx}" y2="{mid}" stroke="#444" marker-end="url(#a)"/>')
+        label((qx + box_w + fx) / 2, mid - 8, "yes", "middle")
+
+    def down(y, text="no"):
+        """A no from the question at y to the box below it; the label right of the line."""
+        x = qx + box_w / 2
+        out.append(f'<line x1="{x}" y1="{y + box_h}" x2="{x}" y2="{y + step}" stroke="#444" marker-end="url(#a)"/>')
+        label(x + 8, y + box_h + (step - box_h) / 2 + 4, text)
+
+    q, f = "#eef3fb", "#e8f6e8"
+    ys = [20 + i * step for i in range(8)]
+    box(qx, ys[0], "Counts, top-k or quantiles of a stream,\nrather than \u201chave I seen it?\u201d", q)
+    box(fx, ys[0], "CMS / TOPK / TDIGEST (RedisBloom\u2019s,\nbyte-compatible): see sketches.md", f, fw)
+    right(ys[0])
+    down(ys[0])
+    box(qx, ys[1], "Items must age out by themselves?\n(the last N items, or the last T ms)", q)
+    box(fx, ys[1], "WBF: WBF.RESERVE \u2026 [WINDOW ms]\n(redbloom only)", f, fw)
+    right(ys[1])
+    down(ys[1])
+    box(qx, ys[2], "Items must be counted, or deleted\nat an error rate you choose?", q)
+    box(fx, ys[2], "CBF: CBF.RESERVE rate capacity\n(redbloom only; 4\u00d7 BF\u2019s memory)", f, fw)
+    right(ys[2])
+    down(ys[2])
+    box(qx, ys[3], "Items must be deleted\n(1.5\u20133 % false positives will do)?", q)
+    box(fx, ys[3], "CF: CF.RESERVE capacity\n(RedisBloom can load it)", f, fw)
+    right(ys[3])
+    down(ys[3])
+    box(qx, ys[4], "Must the data go back to RedisBloom?", q)
+    # yes: past the size question, down the left margin to the last question.
+    mx, y1, y2 = qx - 30, ys[4] + box_h / 2, ys[6] + box_h / 2
+    out.append(f'<polyline points="{qx},{y1} {mx},{y1} {mx},{y2} {qx},{y2}" fill="none" stroke="#444" '
+               'marker-end="url(#a)"/>')
+    label(mx - 4, (y1 + y2) / 2, "yes", "end")
+    down(ys[4])
+    box(qx, ys[5], "Over ~100M items?", q)
+    box(fx, ys[5], "BF.RESERVE \u2026 BLOCKED\n(faster lookups; redbloom only)", f, fw)
+    right(ys[5])
+    down(ys[5])
+    box(qx, ys[6], "Is the maximum number of items known?", q)
+    box(fx, ys[6], "BF.RESERVE \u2026 NONSCALING\n(exactly the rate asked for, less memory)", f, fw)
+    right(ys[6])
+    down(ys[6])
+    box(qx, ys[7], "BF.RESERVE (scaling;\nreserve the capacity you expect)", f)
     out.append("</svg>")
     path.write_text("\n".join(out) + "\n")
 

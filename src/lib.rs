@@ -1,12 +1,14 @@
-//! redbloom: RedisBloom-compatible Bloom (BF.*) and Cuckoo (CF.*) filters for Redis, plus a
-//! counting (CBF.*) and a sliding-window (WBF.*) Bloom filter: the module over the pure
+//! redbloom: RedisBloom-compatible Bloom (BF.*) and Cuckoo (CF.*) filters, Count-Min
+//! Sketches (CMS.*), Top-K (TOPK.*) and t-digests (TDIGEST.*) for Redis, plus a counting
+//! (CBF.*) and a sliding-window (WBF.*) Bloom filter: the module over the pure
 //! `redbloom-core` crate.
 //!
 //! Layers, each using only those below it: [`api`] (the module API, the only `unsafe`) ←
-//! [`errors`], [`config`], [`stats`], [`types`], [`options`], [`write`] ← the families
-//! [`bf`], [`cf`], [`cbf`], [`wbf`] (handlers, parsing, command table; CBF runs BF's
-//! handlers, generic over [`bf::BloomKind`]) ← this file, which registers the families'
-//! tables.
+//! [`errors`], [`config`], [`stats`], [`types`], [`options`], [`write`], [`command_table`]
+//! ← the families [`bf`], [`cf`], [`cbf`], [`wbf`], [`cms`], [`topk`], [`tdigest`]
+//! (handlers, parsing, command table; CBF runs BF's handlers, generic over
+//! [`bf::BloomKind`]) ← this file, which registers the families' tables and the eight data
+//! types.
 #![deny(unsafe_code)]
 
 pub mod api;

@@ -62,7 +62,8 @@ impl SpecArgs {
 
 #[derive(Subcommand)]
 pub enum ShardCommand {
-    /// Creates N members (each reserved for capacity / N) and the descriptor NAME.
+    /// Creates N members (each reserved for its share capacity / N plus headroom,
+    /// ⌈C/N + 4·√(C/N)⌉) and the descriptor NAME.
     Create {
         /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db]
         /// (the password may come from REDISCLI_AUTH instead).

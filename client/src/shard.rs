@@ -235,9 +235,9 @@ impl Descriptor {
         Ok(())
     }
 
-    /// Creates the members (each reserved for capacity / N) and then the descriptor; refuses
-    /// when the name or any member key exists, and removes the members it made if a
-    /// reservation fails.
+    /// Creates the members (each reserved for [`Descriptor::member_capacity`]: its share
+    /// plus headroom) and then the descriptor; refuses when the name or any member key
+    /// exists, and removes the members it made if a reservation fails.
     pub fn create(&self, conn: &mut Conn) -> Result<()> {
         let mut keys = vec![self.name.clone()];
         keys.extend(self.members.iter().cloned());

@@ -1,6 +1,7 @@
-//! redbloom-core: the filters of redbloom (a Redis module, drop-in for RedisBloom) — scalable Bloom, Cuckoo,
-//! counting Bloom and sliding-window Bloom filters — in pure Rust, with no knowledge of
-//! Redis and no `unsafe`.
+//! redbloom-core: the filters and sketches of redbloom (a Redis module, drop-in for
+//! RedisBloom) — scalable Bloom, Cuckoo, counting Bloom and sliding-window Bloom filters, the
+//! Count-Min Sketch, Top-K and the t-digest — in pure Rust, with no knowledge of Redis and no
+//! `unsafe`.
 //!
 //! # Byte compatibility
 //!
@@ -10,16 +11,19 @@
 //! RedisBloom or redbloom server therefore loads here into the same filter, which answers
 //! every membership query as the server would, and dumps back to the same bytes. Unit
 //! tests pin this against RedisBloom's own vectors and files
-//! (`tests/fixtures/redisbloom-2.4.20` of this crate). The counting and window filters are
-//! redbloom's own; their layouts are documented in [`counting::dump`] and [`window::dump`].
+//! (`tests/fixtures/redisbloom-2.4.20` of this crate). The Count-Min Sketch, Top-K and
+//! t-digest hold RedisBloom's RDB bytes and answer as RedisBloom does (the t-digest bit for
+//! bit). The counting and window filters are redbloom's own; their layouts are documented in
+//! [`counting::dump`] and [`window::dump`].
 //!
 //! # Layout
 //!
-//! One module per filter family — [`bloom`], [`cuckoo`], [`counting`], [`window`] — each
-//! with its filter type, its SCANDUMP codec (`dump`) and its RDB layout (`rdb`, over the
-//! shared field stream of [`rdb`]). [`hash`] holds the hash functions, [`limits`] every
-//! default and limit, [`memory`] the fallible buffers every array is allocated with, and
-//! [`fmt`] the number formatting the replies need.
+//! One module per family — the filters [`bloom`], [`cuckoo`], [`counting`], [`window`],
+//! the sketches [`cms`], [`topk`], [`tdigest`] — each with its type and its RDB layout
+//! (`rdb`, over the shared field stream of [`rdb`]), the filters also with their SCANDUMP
+//! codec (`dump`). [`hash`] holds the hash functions, [`limits`] every default and limit,
+//! [`memory`] the fallible buffers every array is allocated with, and [`fmt`] the number
+//! formatting the replies need.
 //!
 //! # Loading a SCANDUMP into a local filter
 //!

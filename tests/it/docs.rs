@@ -14,6 +14,7 @@
 //! And every "COMPAT §n" cited in the code, the tests and the benchmarks names a section of
 //! docs/compat.md.
 
+use crate::support::doc_match::matches;
 use crate::support::Server;
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -110,29 +111,6 @@ fn transcripts(markdown: &str) -> Vec<Transcript> {
         found.push(transcript);
     }
     found
-}
-
-/// Whether redis-cli's `actual` output lines are what the doc shows.
-fn matches(expected: &[String], actual: &[&str]) -> bool {
-    match expected.split_first() {
-        None => actual.is_empty(),
-        Some((first, rest)) if first.trim() == "..." => {
-            (0..=actual.len()).any(|skip| matches(rest, &actual[skip..]))
-        }
-        Some((first, rest)) => {
-            let Some((line, actual_rest)) = actual.split_first() else {
-                return false;
-            };
-            let line_matches = if let Some(prefix) = first.strip_suffix("...\"") {
-                line.starts_with(prefix)
-            } else if let Some(prefix) = first.strip_suffix("...") {
-                line.starts_with(prefix.trim_end())
-            } else {
-                line.trim_end() == first.trim_end()
-            };
-            line_matches && matches(rest, actual_rest)
-        }
-    }
 }
 
 /// One command through redis-cli as a user types it (redis-cli splits and unquotes the line).

@@ -185,7 +185,14 @@ fn a_reserved_gigabyte_filter_is_not_resident_and_works() {
     // Saved and loaded back: the same replies. (Uncompressed: LZF over a GiB of zeros
     // would take most of this test's time.)
     assert_eq!(call(&mut conn, "CONFIG SET rdbcompression no"), Reply::ok());
+    // A load keeps the buffer the server read: the whole filter becomes resident
+    // (docs/benchmarks.md, docs/operations.md), unlike a reservation or a COPY.
+    let rss_before = rss(&server);
     assert_eq!(call(&mut conn, "DEBUG RELOAD"), Reply::ok());
+    assert!(
+        rss(&server) > rss_before + BF_BYTES as u64 * 9 / 10,
+        "DEBUG RELOAD of a 1 GiB filter left RSS below its size"
+    );
     assert_eq!(info(&mut conn, "BF.INFO big"), bf_info);
     assert_eq!(
         call(&mut conn, "BF.MEXISTS big a b c d"),

@@ -1,7 +1,7 @@
 //! The integration tests, one binary: each test starts a real redis-server (or
 //! valkey-server, `REDBLOOM_SERVER`) with the freshly built module on a free loopback port
 //! (`support::server`), talks to it with a real client and stops it. One module per
-//! concern; per filter family (bf, cf, cbf, wbf) its commands, dumps, persistence and
+//! concern; per family (bf, cf, cbf, wbf, cms, topk, tdigest) its commands, dumps, persistence and
 //! replication. Run one concern or family with a name filter, e.g. `cargo test --test it cf::`
 //! (filters are substrings: `bf::` also matches `cbf::` and `wbf::`).
 
@@ -15,6 +15,9 @@ mod cluster;
 mod cms;
 mod crossload;
 mod docs;
+mod docs_figures;
+mod docs_links;
+mod docs_lists;
 mod docs_snippets;
 mod durability;
 mod effects;
@@ -28,4 +31,5 @@ mod resp3;
 mod server;
 mod tdigest;
 mod topk;
+mod upgrade;
 mod wbf;

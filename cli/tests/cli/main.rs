@@ -7,6 +7,7 @@ mod support;
 mod cluster;
 mod common;
 mod conventions;
+mod docs;
 mod inspect;
 mod interrupt;
 mod load;

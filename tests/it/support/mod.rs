@@ -14,6 +14,7 @@ pub mod cbf;
 pub mod ceiling;
 pub mod cf;
 pub mod crc64;
+pub mod doc_match;
 pub mod dump_payload;
 pub mod golden;
 pub mod replies;
