@@ -29,3 +29,8 @@ pub const SCANDUMP_SUMMARY: &str = "Begins an incremental save of the bloom filt
 pub const CAPACITY_COMPLEXITY: &str = "O(n), where n is the capacity";
 /// CMS.INCRBY, CMS.QUERY, TOPK.QUERY and TOPK.COUNT (RedisBloom's text).
 pub const ITEMS_COMPLEXITY: &str = "O(n) where n is the number of items";
+
+/// BF.MERGE and CBF.MERGE (CF.MERGE has no INTERSECT).
+pub const MERGE_ARGS: &str = "destkey:key numkeys:integer key:key... [OVERRIDE] [INTERSECT]";
+pub const MERGE_COMPLEXITY: &str =
+    "O(n * m), where n is the number of filters and m the size of a filter's arrays";

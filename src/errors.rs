@@ -42,6 +42,14 @@ pub const RECEIVED_BAD_DATA: &str = "ERR received bad data";
 pub const NO_LINK_FOUND: &str = "ERR invalid offset - no link found";
 pub const CHUNK_TOO_BIG: &str = "ERR invalid chunk - Too big for current filter";
 
+// BF.MERGE, CBF.MERGE, CF.MERGE (redbloom's own); the first two are followed by a key name.
+pub const MERGE_SHAPE_DIFFERS: &str =
+    "ERR filters of different shapes (error rate, capacity, expansion, scaling, layout) cannot be merged: ";
+pub const MERGE_INTERSECT_MULTI_LINK: &str = "ERR INTERSECT needs filters of a single link: ";
+pub const MERGE_BAD_NUMKEYS: &str = "ERR numkeys must be a positive integer";
+pub const MERGE_NUMKEYS_MISMATCH: &str = "ERR numkeys does not match the keys given";
+pub const CF_MERGE_FULL: &str = "ERR the merged filter is full: a fingerprint found no slot";
+
 // WBF.RESERVE, WBF.AT
 pub const BAD_WINDOW: &str = "ERR bad window";
 pub const BAD_TIME: &str = "ERR bad time";

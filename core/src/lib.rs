@@ -76,6 +76,7 @@ pub mod hash;
 mod le_reader;
 pub mod limits;
 pub mod memory;
+pub mod merge;
 pub mod rdb;
 pub mod tdigest;
 #[cfg(test)]

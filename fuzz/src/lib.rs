@@ -15,6 +15,7 @@ use redbloom_core::rdb::{self, Field, Fields};
 use redbloom_core::window::dump as window_dump;
 use redbloom_core::window::WindowFilter;
 
+pub mod merge;
 pub mod targets;
 
 /// Memory ceiling of every filter the targets create or grow (keeps runs fast and small).
@@ -552,6 +553,20 @@ mod seeds {
             write("wbf_rdb", &format!("seed{i}"), &seed);
         }
         write("ops", "seed0", &[0u8; 64]);
+        // merge: [family][shape][other shape][op][operands, odd one, items...] per family,
+        // union and intersection, one shape and one odd operand.
+        for family in 0u8..3 {
+            for (op, odd) in [(0u8, 0u8), (1, 0), (0, 0x81)] {
+                let mut seed = vec![family, 9, 1, 2, 9, 1, 2, op, 2, odd];
+                for operand in 0u8..3 {
+                    seed.push(12);
+                    for i in 0u8..12 {
+                        seed.extend_from_slice(&[1, operand.wrapping_add(i) % 7]);
+                    }
+                }
+                write("merge", &format!("seed{family}{op}{odd}"), &seed);
+            }
+        }
         let mut mixed: Vec<u8> = (0..=255u8).collect();
         mixed.extend((0..=255u8).rev());
         write("ops", "seed1", &mixed);

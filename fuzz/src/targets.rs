@@ -436,7 +436,7 @@ pub fn wbf_rdb(data: &[u8]) {
 pub type Target = fn(&[u8]);
 
 /// Every target by name, as `fuzz_targets/` and `seeds/` name them.
-pub const ALL: [(&str, Target); 12] = [
+pub const ALL: [(&str, Target); 13] = [
     ("bf_dump", bf_dump),
     ("cf_dump", cf_dump),
     ("cbf_dump", cbf_dump),
@@ -449,6 +449,7 @@ pub const ALL: [(&str, Target); 12] = [
     ("topk_rdb", topk_rdb),
     ("tdigest_rdb", tdigest_rdb),
     ("ops", ops),
+    ("merge", crate::merge::merge),
 ];
 
 #[cfg(test)]

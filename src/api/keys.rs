@@ -68,6 +68,11 @@ impl Key {
     /// [`Key::state`] with a shared reference: for a command that reads several keys which
     /// may name one value twice (CMS.MERGE's sources), so no two `&mut` to it coexist.
     pub fn state_shared<T>(&self, of: &RedisType) -> Result<Option<&T>, RedisError> {
+        self.state_shared_in(&[of])
+    }
+
+    /// [`Key::state_shared`] for several module types whose values are all `T` in memory.
+    pub fn state_shared_in<T>(&self, types: &[&RedisType]) -> Result<Option<&T>, RedisError> {
         if self.handle.is_null() {
             return Ok(None);
         }
@@ -76,9 +81,11 @@ impl Key {
             if key_type == raw::REDISMODULE_KEYTYPE_EMPTY as c_int {
                 return Ok(None);
             }
-            if key_type != raw::REDISMODULE_KEYTYPE_MODULE as c_int
-                || raw::RedisModule_ModuleTypeGetType.unwrap()(self.handle) != *of.raw_type.borrow()
-            {
+            if key_type != raw::REDISMODULE_KEYTYPE_MODULE as c_int {
+                return Err(RedisError::WrongType);
+            }
+            let held = raw::RedisModule_ModuleTypeGetType.unwrap()(self.handle);
+            if !types.iter().any(|of| held == *of.raw_type.borrow()) {
                 return Err(RedisError::WrongType);
             }
             let value = raw::RedisModule_ModuleTypeGetValue.unwrap()(self.handle).cast::<T>();

@@ -1,13 +1,14 @@
 //! The BF.* command table: what Redis is told about each command (COMPAT §9).
 
 use super::handlers;
+use super::merge;
 use super::ACL_CATEGORY;
 use crate::api::commands::Command;
-use crate::api::commands::KeyAccess::{Read, Write};
+use crate::api::commands::KeyAccess::{Read, Write, WriteFromSources};
 use crate::command_entry;
 use crate::command_table::{
-    CAPACITY_COMPLEXITY, KEY, KEY_ITEM, KEY_ITEMS, LOADCHUNK_ARGS, LOADCHUNK_SUMMARY, READ_ONLY,
-    SCANDUMP_ARGS, SCANDUMP_SUMMARY, WRITE_MAY_ALLOCATE,
+    CAPACITY_COMPLEXITY, KEY, KEY_ITEM, KEY_ITEMS, LOADCHUNK_ARGS, LOADCHUNK_SUMMARY, MERGE_ARGS,
+    MERGE_COMPLEXITY, READ_ONLY, SCANDUMP_ARGS, SCANDUMP_SUMMARY, WRITE_MAY_ALLOCATE,
 };
 use redbloom_core::bloom::chain::Chain;
 
@@ -164,6 +165,18 @@ pub fn commands() -> Vec<Command> {
             summary: "Does nothing: precedes each write to a BLOCKED filter that replicas and the AOF receive, so that RedisBloom refuses it",
             complexity: "O(1)",
             args: KEY,
+            since: "1.0.0",
+        },
+        Command {
+            name: "bf.merge",
+            handler: command_entry!(merge::merge::<Chain>, key_positions),
+            flags: WRITE_MAY_ALLOCATE,
+            arity: -4,
+            key: WriteFromSources,
+            acl_category: ACL_CATEGORY,
+            summary: "Merges Bloom filters of one shape into one: their union or, with INTERSECT, their intersection",
+            complexity: MERGE_COMPLEXITY,
+            args: MERGE_ARGS,
             since: "1.0.0",
         },
     ]

@@ -8,6 +8,7 @@ use redbloom_core::bloom::link::LinkError;
 use redbloom_core::fmt::format_g;
 use redbloom_core::hash::HashPair;
 use redbloom_core::memory::Ceiling;
+use redbloom_core::merge::{MergeError, MergeOp};
 use redis_module::native_types::RedisType;
 
 static BLOOM_TYPES: [&RedisType; 2] = [&BLOOM_TYPE, &BLOCKED_TYPE];
@@ -100,5 +101,14 @@ impl BloomKind for Chain {
     }
     fn load_dump_chunk(&mut self, iter: i64, data: &[u8]) -> Result<(), DumpError> {
         bloom_dump::load_chunk(self, iter, data)
+    }
+    fn same_shape(&self, other: &Self) -> bool {
+        Chain::same_shape(self, other)
+    }
+    fn link_count(&self) -> usize {
+        self.links().len()
+    }
+    fn merge(operands: &[&Self], op: MergeOp, max_bytes: u64) -> Result<Self, MergeError> {
+        Chain::merge(operands, op, max_bytes)
     }
 }

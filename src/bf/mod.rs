@@ -7,6 +7,7 @@
 mod commands;
 pub mod handlers;
 mod kind;
+pub mod merge;
 
 use crate::api::keys::{ours_in, Key, KeyState};
 use crate::api::types::ModuleValue;
@@ -20,6 +21,7 @@ use redbloom_core::bloom::link::LinkError;
 use redbloom_core::fmt::shortest;
 use redbloom_core::hash::HashPair;
 use redbloom_core::memory::Ceiling;
+use redbloom_core::merge::{MergeError, MergeOp};
 use redis_module::native_types::RedisType;
 use redis_module::RedisError;
 
@@ -101,6 +103,12 @@ pub trait BloomKind: ModuleValue + 'static {
     fn dump_chunk(&self, iter: i64) -> Option<(i64, &[u8])>;
     fn from_dump_header(data: &[u8], max_bytes: u64) -> Result<Self, DumpError>;
     fn load_dump_chunk(&mut self, iter: i64, data: &[u8]) -> Result<(), DumpError>;
+    /// Whether two filters can be merged (the same shape, link by link).
+    fn same_shape(&self, other: &Self) -> bool;
+    /// Number of links (INTERSECT needs one).
+    fn link_count(&self) -> usize;
+    /// A new filter merging `operands` (BF.MERGE, CBF.MERGE).
+    fn merge(operands: &[&Self], op: MergeOp, max_bytes: u64) -> Result<Self, MergeError>;
 }
 
 fn error(text: &'static str) -> RedisError {

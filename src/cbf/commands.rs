@@ -2,12 +2,13 @@
 
 use super::{handlers, ACL_CATEGORY};
 use crate::api::commands::Command;
-use crate::api::commands::KeyAccess::{Read, Write};
+use crate::api::commands::KeyAccess::{Read, Write, WriteFromSources};
 use crate::bf::handlers as bf;
+use crate::bf::merge as bf_merge;
 use crate::command_entry;
 use crate::command_table::{
-    CAPACITY_COMPLEXITY, KEY, KEY_ITEM, KEY_ITEMS, LOADCHUNK_ARGS, LOADCHUNK_SUMMARY, READ_ONLY,
-    SCANDUMP_ARGS, WRITE_MAY_ALLOCATE,
+    CAPACITY_COMPLEXITY, KEY, KEY_ITEM, KEY_ITEMS, LOADCHUNK_ARGS, LOADCHUNK_SUMMARY, MERGE_ARGS,
+    MERGE_COMPLEXITY, READ_ONLY, SCANDUMP_ARGS, WRITE_MAY_ALLOCATE,
 };
 use redbloom_core::counting::CountingChain;
 
@@ -175,6 +176,18 @@ pub fn commands() -> Vec<Command> {
             summary: LOADCHUNK_SUMMARY,
             complexity: CAPACITY_COMPLEXITY,
             args: LOADCHUNK_ARGS,
+            since: "1.0.0",
+        },
+        Command {
+            name: "cbf.merge",
+            handler: command_entry!(bf_merge::merge::<CountingChain>, key_positions),
+            flags: WRITE_MAY_ALLOCATE,
+            arity: -4,
+            key: WriteFromSources,
+            acl_category: ACL_CATEGORY,
+            summary: "Merges counting Bloom filters of one shape into one: counters added or, with INTERSECT, the smaller kept",
+            complexity: MERGE_COMPLEXITY,
+            args: MERGE_ARGS,
             since: "1.0.0",
         },
     ]

@@ -10,6 +10,7 @@ use redbloom_core::counting::{CountingAdd, CountingChain};
 use redbloom_core::fmt::format_g;
 use redbloom_core::hash::HashPair;
 use redbloom_core::memory::Ceiling;
+use redbloom_core::merge::{MergeError, MergeOp};
 use redis_module::native_types::RedisType;
 
 static COUNTING_TYPES: [&RedisType; 1] = [&COUNTING_TYPE];
@@ -80,5 +81,14 @@ impl BloomKind for CountingChain {
     }
     fn load_dump_chunk(&mut self, iter: i64, data: &[u8]) -> Result<(), DumpError> {
         counting_dump::load_chunk(self, iter, data)
+    }
+    fn same_shape(&self, other: &Self) -> bool {
+        CountingChain::same_shape(self, other)
+    }
+    fn link_count(&self) -> usize {
+        self.links().len()
+    }
+    fn merge(operands: &[&Self], op: MergeOp, max_bytes: u64) -> Result<Self, MergeError> {
+        CountingChain::merge(operands, op, max_bytes)
     }
 }

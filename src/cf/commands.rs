@@ -1,13 +1,13 @@
 //! The CF.* command table: what Redis is told about each command (COMPAT §9). CF.COMPACT
 //! is a write command here (2.4.20 flagged it read-only).
 
-use super::{handlers, ACL_CATEGORY};
+use super::{handlers, merge, ACL_CATEGORY};
 use crate::api::commands::Command;
-use crate::api::commands::KeyAccess::{Read, Write};
+use crate::api::commands::KeyAccess::{Read, Write, WriteFromSources};
 use crate::command_entry;
 use crate::command_table::{
-    CAPACITY_COMPLEXITY, KEY, KEY_ITEM, KEY_ITEMS, LOADCHUNK_ARGS, LOADCHUNK_SUMMARY, READ_ONLY,
-    SCANDUMP_ARGS, SCANDUMP_SUMMARY, WRITE_MAY_ALLOCATE,
+    CAPACITY_COMPLEXITY, KEY, KEY_ITEM, KEY_ITEMS, LOADCHUNK_ARGS, LOADCHUNK_SUMMARY,
+    MERGE_COMPLEXITY, READ_ONLY, SCANDUMP_ARGS, SCANDUMP_SUMMARY, WRITE_MAY_ALLOCATE,
 };
 
 const ADD_COMPLEXITY: &str =
@@ -186,6 +186,18 @@ pub fn commands() -> Vec<Command> {
             summary: LOADCHUNK_SUMMARY,
             complexity: CAPACITY_COMPLEXITY,
             args: LOADCHUNK_ARGS,
+            since: "1.0.0",
+        },
+        Command {
+            name: "cf.merge",
+            handler: command_entry!(merge::merge, key_positions),
+            flags: WRITE_MAY_ALLOCATE,
+            arity: -4,
+            key: WriteFromSources,
+            acl_category: ACL_CATEGORY,
+            summary: "Merges Cuckoo filters of one shape into one, every item of every filter kept",
+            complexity: MERGE_COMPLEXITY,
+            args: "destkey:key numkeys:integer key:key... [OVERRIDE]",
             since: "1.0.0",
         },
     ]

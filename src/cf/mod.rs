@@ -3,6 +3,7 @@
 
 mod commands;
 mod handlers;
+mod merge;
 
 use crate::command_table::Family;
 

@@ -270,3 +270,69 @@ fn sketches_merge_and_move_with_their_slot() {
     assert_eq!(moved, dumps);
     assert_eq!(conn.call(&["DBSIZE"]), Reply::Int(0));
 }
+
+/// BF.MERGE, CBF.MERGE and CF.MERGE in a cluster: sources sharing the destination's slot
+/// merge on their node; a source in another slot is `CROSSSLOT` from every node (the
+/// merges answer the key-position request) and changes nothing.
+#[test]
+fn filters_merge_within_a_slot_only() {
+    let nodes = start_cluster();
+    let crossslot = Reply::Error("CROSSSLOT Keys in request don't hash to the same slot".into());
+    for (create, merge, add) in [
+        ("BF.RESERVE", "BF.MERGE", "BF.ADD"),
+        ("CBF.RESERVE", "CBF.MERGE", "CBF.ADD"),
+        ("CF.RESERVE", "CF.MERGE", "CF.ADD"),
+    ] {
+        let keys = ["{fm}:a", "{fm}:b", "{fm}:d"];
+        let home = owner(&nodes, keys[0]);
+        let mut conn = home.raw();
+        for key in &keys[..2] {
+            let reply = if create == "CF.RESERVE" {
+                conn.call(&[create, key, "1000"])
+            } else {
+                conn.call(&[create, key, "0.01", "1000"])
+            };
+            assert_eq!(reply, Reply::ok(), "{create}");
+            assert_eq!(conn.call(&[add, key, key]), Reply::Int(1));
+        }
+        assert_eq!(
+            conn.call(&[merge, keys[2], "2", keys[0], keys[1]]),
+            Reply::ok()
+        );
+        let exists = if add == "CF.ADD" {
+            "CF.EXISTS"
+        } else {
+            "BF.EXISTS"
+        };
+        let exists = if add == "CBF.ADD" {
+            "CBF.EXISTS"
+        } else {
+            exists
+        };
+        for key in &keys[..2] {
+            assert_eq!(conn.call(&[exists, keys[2], key]), Reply::Int(1));
+        }
+        let elsewhere = "elsewhere:filter";
+        assert_ne!(owner(&nodes, elsewhere).port, home.port);
+        let mut remote = owner(&nodes, elsewhere).raw();
+        let reply = if create == "CF.RESERVE" {
+            remote.call(&[create, elsewhere, "1000"])
+        } else {
+            remote.call(&[create, elsewhere, "0.01", "1000"])
+        };
+        assert_eq!(reply, Reply::ok());
+        let unchanged = conn.call(&["DUMP", keys[2]]);
+        for node in &nodes {
+            let mut any = node.raw();
+            assert_eq!(
+                any.call(&[merge, keys[2], "2", keys[0], elsewhere]),
+                crossslot,
+                "{merge}"
+            );
+        }
+        assert_eq!(conn.call(&["DUMP", keys[2]]), unchanged);
+        for key in keys.iter().chain([&elsewhere]) {
+            owner(&nodes, key).raw().call(&["DEL", key]);
+        }
+    }
+}

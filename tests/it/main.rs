@@ -25,6 +25,7 @@ mod errors;
 mod fixtures_redisbloom;
 mod hostile_input;
 mod large_filters;
+mod merge;
 mod operations;
 mod replica_consistency;
 mod resp3;

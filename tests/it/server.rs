@@ -629,7 +629,7 @@ fn command_metadata_is_complete() {
         .iter()
         .map(Reply::text)
         .collect();
-    assert_eq!(all.len(), 76);
+    assert_eq!(all.len(), 79);
     let mut args = vec!["COMMAND".to_string(), "DOCS".to_string()];
     args.extend(all.iter().cloned());
     let docs = conn.call(&args).array();
@@ -664,9 +664,9 @@ fn command_metadata_is_complete() {
             parts[i + 1].text()
         };
         let first = arg_field(&arguments[0], "name");
-        // CMS.MERGE's and TDIGEST.MERGE's first key is their destination.
+        // The merges' first key is their destination.
         assert!(
-            ["key", "destination", "destination-key"].contains(&first.as_str()),
+            ["key", "destination", "destination-key", "destkey"].contains(&first.as_str()),
             "{name}: {first}"
         );
         assert_eq!(arg_field(&arguments[0], "type"), "key", "{name}");
@@ -693,12 +693,12 @@ fn command_metadata_is_complete() {
             .iter()
             .map(Reply::text)
             .collect();
-        assert_eq!(bloom.len(), 12);
+        assert_eq!(bloom.len(), 13);
         assert!(bloom.iter().all(|c| c.starts_with("bf.")));
         let cuckoo = call(&mut conn, "ACL CAT cuckoo").array();
-        assert_eq!(cuckoo.len(), 14);
+        assert_eq!(cuckoo.len(), 15);
         let counting = call(&mut conn, "ACL CAT cbf").array();
-        assert_eq!(counting.len(), 13);
+        assert_eq!(counting.len(), 14);
         let topk = call(&mut conn, "ACL CAT topk").array();
         assert_eq!(topk.len(), 7);
         let tdigest: Vec<String> = call(&mut conn, "ACL CAT tdigest")

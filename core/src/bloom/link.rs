@@ -122,6 +122,15 @@ impl Link {
         Some(Link { data, ..*self })
     }
 
+    /// A link of this one's shape holding `data` (of its length) and `items` (a merge).
+    pub(crate) fn with_data(&self, items: u64, data: Vec<u8>) -> Link {
+        Link {
+            items,
+            data,
+            ..*self
+        }
+    }
+
     /// Bytes of the bit array.
     #[inline]
     pub fn bytes(&self) -> u64 {

@@ -20,6 +20,7 @@ mod bulk;
 pub mod chain;
 pub mod dump;
 pub mod link;
+mod merge;
 pub mod rdb;
 mod relocate;
 pub mod shape;

@@ -34,6 +34,7 @@
 pub mod chain;
 pub mod dump;
 pub mod link;
+mod merge;
 pub mod rdb;
 mod relocate;
 #[cfg(test)]

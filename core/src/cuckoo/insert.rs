@@ -64,15 +64,21 @@ impl CuckooFilter {
     /// Kick-out in the newest sub-filter; true if the fingerprint found a home. On failure
     /// the table is restored byte for byte.
     fn kick_out(&mut self, h: &CuckooHash) -> bool {
-        let bs = usize::from(self.bucket_size);
-        let max_iter = self.max_iterations;
         let Some(last) = self.filters.len().checked_sub(1) else {
             return false;
         };
+        self.kick_out_in(last, h.h1, h.fp)
+    }
+
+    /// Kick-out of `fp`, whose first bucket is `hash mod N`, in sub-filter `last`; true if
+    /// it found a home, else the table is restored byte for byte.
+    pub(super) fn kick_out_in(&mut self, last: usize, hash: u64, fp: u8) -> bool {
+        let bs = usize::from(self.bucket_size);
+        let max_iter = self.max_iterations;
         let n = self.filters[last].buckets;
-        let mut fp = h.fp;
+        let mut fp = fp;
         let mut victim = 0usize;
-        let mut index = h.h1 % n;
+        let mut index = hash % n;
         for _ in 0..max_iter {
             let off = self.filters[last].full_offset(index, bs);
             fp = self.set_slot(last, off + victim, fp);

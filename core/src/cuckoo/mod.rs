@@ -38,6 +38,7 @@ mod compact;
 pub mod dump;
 pub mod filter;
 mod insert;
+mod merge;
 pub mod rdb;
 mod relocate;
 pub mod sizing;
