@@ -261,7 +261,7 @@ fn every_error_leaves_the_destination_byte_identical() {
 }
 
 #[test]
-fn replies_in_resp3_events_and_key_positions() {
+fn replies_in_resp3_events_of_the_three_merges_and_key_positions() {
     let server = Server::start();
     let mut conn = server.raw();
     let mut conn3 = server.raw3();
@@ -283,11 +283,24 @@ fn replies_in_resp3_events_and_key_positions() {
         Reply::ok()
     );
     let mut sub = server.raw();
-    sub.call(&["SUBSCRIBE", "__keyevent@0__:bf.merge"]);
+    for family in ["bf", "cbf", "cf"] {
+        let channel = format!("__keyevent@0__:{family}.merge");
+        sub.call(&["SUBSCRIBE", &channel]);
+    }
+    call(&mut conn, "CBF.ADD c x");
+    call(&mut conn, "CF.ADD f x");
     call(&mut conn, "BF.MERGE d 1 nosuch"); // refused: no event
-    assert_eq!(call(&mut conn, "BF.MERGE e 1 a"), Reply::ok());
-    assert_eq!(
-        sub.read_reply(),
-        Reply::bulk_array(&["message", "__keyevent@0__:bf.merge", "e"])
-    );
+    for (command, family) in [
+        ("BF.MERGE e 1 a", "bf"),
+        ("CBF.MERGE e2 1 c", "cbf"),
+        ("CF.MERGE e3 1 f", "cf"),
+    ] {
+        assert_eq!(call(&mut conn, command), Reply::ok());
+        let key = command.split(' ').nth(1).unwrap();
+        let channel = format!("__keyevent@0__:{family}.merge");
+        assert_eq!(
+            sub.read_reply(),
+            Reply::bulk_array(&["message", &channel, key])
+        );
+    }
 }
