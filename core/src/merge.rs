@@ -35,6 +35,9 @@ pub enum MergeError {
     MaxFilters,
     /// A Cuckoo filter's size limits would be exceeded.
     Overflow,
+    /// A Cuckoo sub-filter of 4 GiB or more: its lookups truncate bucket offsets to 32 bits
+    /// (RedisBloom's layout), so a stored fingerprint's bucket cannot be told.
+    HugeSubFilter,
 }
 
 use crate::memory::{zeroed_bytes, OutOfMemory};

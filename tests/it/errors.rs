@@ -12,6 +12,10 @@ const UNREACHABLE: &[(&str, &str)] = &[
     ),
     ("INTERNAL_ERROR", "a handler panicked (a bug)"),
     (
+        "CF_MERGE_HUGE",
+        "a CF.MERGE of a 4 GiB sub-filter (the core's unit test a_sub_filter_of_4_gib_is_refused)",
+    ),
+    (
         "CMS_INSUFFICIENT_MEMORY",
         "the allocator refused a sketch's counters below every ceiling",
     ),
