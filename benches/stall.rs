@@ -15,9 +15,10 @@
 //! runs. The median of `STALL_ROUNDS` (default 3) rounds is reported, with the server's RSS
 //! growth.
 //!
-//! Two more workloads time what a big value costs elsewhere: the RESTORE of a 255 MiB
-//! filter's DUMP (what MIGRATE runs on the target, side by side with `REFERENCE_MODULE`)
-//! and DEBUG DIGEST-VALUE of a 1.03 GiB filter (RedisBloom has no digest callback).
+//! Three more workloads time what a big value costs elsewhere: the RESTORE of a 255 MiB
+//! filter's DUMP (what MIGRATE runs on the target, side by side with `REFERENCE_MODULE`),
+//! BF.MERGE of two 1.03 GiB filters of random bits (redbloom's own command) and DEBUG
+//! DIGEST-VALUE of a 1.03 GiB filter (RedisBloom has no digest callback).
 //! Rounds interleave the two modules; ratios are medians of the per-round ratios.
 //!
 //! `make bench-stall` (or `cargo bench --bench stall`). `REDBLOOM_MODULE` overrides the
@@ -345,6 +346,15 @@ fn workloads() -> Vec<Workload> {
                     b"0".to_vec(),
                     payload,
                 ]
+            },
+        },
+        Workload {
+            name: "BF.MERGE of two 1.03 GiB filters of random bits (a new 1.03 GiB destination)",
+            in_redisbloom: false,
+            setup: |conn| {
+                random_filter(conn, "a", "0.01 800000000");
+                random_filter(conn, "b", "0.01 800000000");
+                words("BF.MERGE merged 2 a b")
             },
         },
         Workload {

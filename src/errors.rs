@@ -49,6 +49,8 @@ pub const MERGE_INTERSECT_MULTI_LINK: &str = "ERR INTERSECT needs filters of a s
 pub const MERGE_BAD_NUMKEYS: &str = "ERR numkeys must be a positive integer";
 pub const MERGE_NUMKEYS_MISMATCH: &str = "ERR numkeys does not match the keys given";
 pub const CF_MERGE_FULL: &str = "ERR the merged filter is full: a fingerprint found no slot";
+pub const CF_MERGE_HUGE: &str =
+    "ERR Cuckoo filters with a sub-filter of 4 GiB or more cannot be merged";
 
 // WBF.RESERVE, WBF.AT
 pub const BAD_WINDOW: &str = "ERR bad window";

@@ -92,6 +92,7 @@ pub fn merge_error(e: MergeError, args: &Args, operand_args: &[usize]) -> RedisE
         MergeError::MultiLink(n) => key_error(errors::MERGE_INTERSECT_MULTI_LINK, args, key_at(n)),
         MergeError::TooLarge => RedisError::Str(crate::write::too_large()),
         MergeError::NoSpace => RedisError::Str(errors::CF_MERGE_FULL),
+        MergeError::HugeSubFilter => RedisError::Str(errors::CF_MERGE_HUGE),
         MergeError::MaxFilters => RedisError::Str(errors::MAX_EXPANSIONS_REACHED),
         MergeError::NoOperands | MergeError::OutOfMemory | MergeError::Overflow => {
             RedisError::Str(errors::INSUFFICIENT_MEMORY)

@@ -2,9 +2,10 @@
 //! operation, the error, the array kernels and the item estimate of a link whose bits
 //! came from several filters.
 //!
-//! The kernels walk the arrays a memory page at a time: a page the operand leaves
-//! unchanged (all zero for OR and add, the result already zero for AND and min) is never
-//! written, so a merged filter that is mostly empty stays mostly non-resident; the loops
+//! The kernels build the result in one pass, a memory page at a time: every source page is
+//! read once and the result page written once (merging two 1 GiB arrays moves 3 GiB, not
+//! the 5 GiB of a copy followed by an in-place OR); a result page that stays zero is never
+//! written, so a merged filter that is mostly empty stays mostly non-resident. The loops
 //! inside a page are plain element-wise loops over byte slices, which the compiler turns
 //! into vector instructions.
 
@@ -34,7 +35,12 @@ pub enum MergeError {
     MaxFilters,
     /// A Cuckoo filter's size limits would be exceeded.
     Overflow,
+    /// A Cuckoo sub-filter of 4 GiB or more: its lookups truncate bucket offsets to 32 bits
+    /// (RedisBloom's layout), so a stored fingerprint's bucket cannot be told.
+    HugeSubFilter,
 }
+
+use crate::memory::{zeroed_bytes, OutOfMemory};
 
 /// Granule of the kernels: a memory page.
 const PAGE: usize = 4096;
@@ -44,61 +50,70 @@ fn is_zero(page: &[u8]) -> bool {
     page.iter().fold(0u8, |acc, &b| acc | b) == 0
 }
 
-/// `dst |= src`, byte for byte (equal lengths).
-pub(crate) fn or_into(dst: &mut [u8], src: &[u8]) {
-    debug_assert_eq!(dst.len(), src.len());
-    for (d, s) in dst.chunks_mut(PAGE).zip(src.chunks(PAGE)) {
-        if is_zero(s) {
+/// A new array combining `sources` (at least one, all of one length) byte by byte with
+/// `f`, in one pass: each page of the result is written once, from the sources' pages.
+/// `zero_absorbs`: a zero source page makes the result page zero (AND, min), else a zero
+/// source page changes nothing (OR, add); a result page that stays zero is never written.
+pub(crate) fn combine(
+    sources: &[&[u8]],
+    zero_absorbs: bool,
+    f: impl Fn(u8, u8) -> u8 + Copy,
+) -> Result<Vec<u8>, OutOfMemory> {
+    let Some(first) = sources.first() else {
+        return Ok(Vec::new());
+    };
+    debug_assert!(sources.iter().all(|s| s.len() == first.len()));
+    let mut out = zeroed_bytes(first.len() as u64)?;
+    for (p, page) in out.chunks_mut(PAGE).enumerate() {
+        let at = p * PAGE..p * PAGE + page.len();
+        let zero = |s: &&[u8]| is_zero(&s[at.clone()]);
+        let skip = if zero_absorbs {
+            sources.iter().any(zero)
+        } else {
+            sources.iter().all(zero)
+        };
+        if skip {
             continue;
         }
-        for (x, &y) in d.iter_mut().zip(s) {
-            *x |= y;
+        page.copy_from_slice(&first[at.clone()]);
+        for source in &sources[1..] {
+            let source = &source[at.clone()];
+            if !zero_absorbs && is_zero(source) {
+                continue;
+            }
+            for (x, &y) in page.iter_mut().zip(source) {
+                *x = f(*x, y);
+            }
         }
     }
+    Ok(out)
 }
 
-/// `dst &= src`, byte for byte (equal lengths).
-pub(crate) fn and_into(dst: &mut [u8], src: &[u8]) {
-    debug_assert_eq!(dst.len(), src.len());
-    for (d, s) in dst.chunks_mut(PAGE).zip(src.chunks(PAGE)) {
-        if is_zero(d) {
-            continue;
-        }
-        for (x, &y) in d.iter_mut().zip(s) {
-            *x &= y;
-        }
-    }
+/// The OR of bit arrays.
+pub(crate) fn or_all(sources: &[&[u8]]) -> Result<Vec<u8>, OutOfMemory> {
+    combine(sources, false, |x, y| x | y)
 }
 
-/// Adds the 4-bit counters of `src` to those of `dst` (two per byte), each sum stopping
-/// at `max`: a saturated counter stays saturated.
-pub(crate) fn add_nibbles_into(dst: &mut [u8], src: &[u8], max: u8) {
-    debug_assert_eq!(dst.len(), src.len());
-    for (d, s) in dst.chunks_mut(PAGE).zip(src.chunks(PAGE)) {
-        if is_zero(s) {
-            continue;
-        }
-        for (x, &y) in d.iter_mut().zip(s) {
-            let low = ((*x & 0x0f) + (y & 0x0f)).min(max);
-            let high = ((*x >> 4) + (y >> 4)).min(max);
-            *x = low | (high << 4);
-        }
-    }
+/// The AND of bit arrays.
+pub(crate) fn and_all(sources: &[&[u8]]) -> Result<Vec<u8>, OutOfMemory> {
+    combine(sources, true, |x, y| x & y)
 }
 
-/// Each 4-bit counter of `dst` becomes the smaller of it and `src`'s.
-pub(crate) fn min_nibbles_into(dst: &mut [u8], src: &[u8]) {
-    debug_assert_eq!(dst.len(), src.len());
-    for (d, s) in dst.chunks_mut(PAGE).zip(src.chunks(PAGE)) {
-        if is_zero(d) {
-            continue;
-        }
-        for (x, &y) in d.iter_mut().zip(s) {
-            let low = (*x & 0x0f).min(y & 0x0f);
-            let high = (*x >> 4).min(y >> 4);
-            *x = low | (high << 4);
-        }
-    }
+/// The sums of 4-bit counter arrays (two counters per byte), each sum stopping at `max`:
+/// a saturated counter stays saturated.
+pub(crate) fn add_nibbles_all(sources: &[&[u8]], max: u8) -> Result<Vec<u8>, OutOfMemory> {
+    combine(sources, false, move |x, y| {
+        let low = ((x & 0x0f) + (y & 0x0f)).min(max);
+        let high = ((x >> 4) + (y >> 4)).min(max);
+        low | (high << 4)
+    })
+}
+
+/// The smaller of each 4-bit counter of counter arrays.
+pub(crate) fn min_nibbles_all(sources: &[&[u8]]) -> Result<Vec<u8>, OutOfMemory> {
+    combine(sources, true, |x, y| {
+        (x & 0x0f).min(y & 0x0f) | ((x >> 4).min(y >> 4) << 4)
+    })
 }
 
 /// Set bits of `data`, eight bytes at a time.
@@ -159,17 +174,14 @@ mod tests {
         let b: Vec<u8> = (0..len)
             .map(|i| if i / PAGE == 2 { 0 } else { (i * 13 + 5) as u8 })
             .collect();
-        let mut or = a.clone();
-        or_into(&mut or, &b);
+        let or = or_all(&[&a, &b]).unwrap();
         assert!(or.iter().zip(&a).zip(&b).all(|((&r, &x), &y)| r == x | y));
-        let mut and = a.clone();
-        and_into(&mut and, &b);
+        let and = and_all(&[&a, &b]).unwrap();
         assert!(and.iter().zip(&a).zip(&b).all(|((&r, &x), &y)| r == x & y));
+        assert_eq!(or_all(&[&a]).unwrap(), a);
         let nibble = |x: u8, i: u32| (x >> (4 * i)) & 0x0f;
-        let mut add = a.clone();
-        add_nibbles_into(&mut add, &b, 15);
-        let mut min = a.clone();
-        min_nibbles_into(&mut min, &b);
+        let add = add_nibbles_all(&[&a, &b], 15).unwrap();
+        let min = min_nibbles_all(&[&a, &b]).unwrap();
         for (k, (&x, &y)) in a.iter().zip(&b).enumerate() {
             for i in 0..2 {
                 let want = (nibble(x, i) + nibble(y, i)).min(15);
@@ -186,9 +198,9 @@ mod tests {
 
     #[test]
     fn a_saturated_counter_stays_saturated() {
-        let mut dst = vec![0xff, 0x0f, 0xf0, 0x77];
-        add_nibbles_into(&mut dst, &[0x11, 0x01, 0x10, 0x99], 15);
-        assert_eq!(dst, vec![0xff, 0x0f, 0xf0, 0xff]);
+        let dst = [0xff, 0x0f, 0xf0, 0x77];
+        let sum = add_nibbles_all(&[&dst, &[0x11, 0x01, 0x10, 0x99]], 15).unwrap();
+        assert_eq!(sum, vec![0xff, 0x0f, 0xf0, 0xff]);
     }
 
     #[test]

@@ -20,7 +20,7 @@ use redis_module::{Context, RedisError, RedisResult, RedisValue};
 /// client's write).
 pub fn merge(ctx: &Context, args: &Args) -> RedisResult {
     let request = parse(args, false)?;
-    let write = Write::new(ctx, args);
+    let mut write = Write::new(ctx, args);
     let merged = {
         let dest = Key::open(ctx, args, 1, false);
         let dest = dest.state_shared::<CuckooFilter>(&CUCKOO_TYPE)?;
@@ -66,7 +66,6 @@ pub fn merge(ctx: &Context, args: &Args) -> RedisResult {
             key.set(&CUCKOO_TYPE, Box::new(merged))?;
         }
     }
-    let mut write = write;
     write.as_received();
     drop(write);
     notify_write(ctx, args);

@@ -13,6 +13,10 @@ const UNREACHABLE: &[(&str, &str)] = &[
         "the server refused a value for an empty key opened for writing",
     ),
     ("INTERNAL_ERROR", "a handler panicked (a bug)"),
+    (
+        "CF_MERGE_HUGE",
+        "a CF.MERGE of a 4 GiB sub-filter (the core's unit test a_sub_filter_of_4_gib_is_refused)",
+    ),
 ];
 
 /// (name, text) of every `pub const NAME: &str = "text";` of src/errors.rs.

@@ -3,8 +3,7 @@
 
 use super::chain::{Chain, CHAIN_OVERHEAD, LINK_OVERHEAD};
 use super::link::Link;
-use crate::memory::sparse_copy;
-use crate::merge::{and_into, count_ones, estimate_items, or_into, MergeError, MergeOp};
+use crate::merge::{and_all, count_ones, estimate_items, or_all, MergeError, MergeOp};
 
 /// Whether two links have the same size and addressing.
 fn same_link_shape(a: &Link, b: &Link) -> bool {
@@ -84,13 +83,12 @@ fn merge_link(holders: &[&Link], op: MergeOp) -> Result<Link, MergeError> {
     if holders.len() == 1 {
         return first.try_clone().ok_or(MergeError::OutOfMemory);
     }
-    let mut data = sparse_copy(&first.data).map_err(|_| MergeError::OutOfMemory)?;
-    for other in &holders[1..] {
-        match op {
-            MergeOp::Union => or_into(&mut data, &other.data),
-            MergeOp::Intersect => and_into(&mut data, &other.data),
-        }
+    let arrays: Vec<&[u8]> = holders.iter().map(|l| l.data()).collect();
+    let data = match op {
+        MergeOp::Union => or_all(&arrays),
+        MergeOp::Intersect => and_all(&arrays),
     }
+    .map_err(|_| MergeError::OutOfMemory)?;
     let items = holders.iter().map(|l| l.items);
     let (low, high) = match op {
         MergeOp::Union => (

@@ -7,8 +7,7 @@
 //! at least as large; CBF.DEL still decrements only where exactly one link tests positive.
 
 use super::{CountingChain, CountingLink, COUNTER_MAX};
-use crate::memory::sparse_copy;
-use crate::merge::{add_nibbles_into, min_nibbles_into, sum_nibbles, MergeError, MergeOp};
+use crate::merge::{add_nibbles_all, min_nibbles_all, sum_nibbles, MergeError, MergeOp};
 
 fn same_link_shape(a: &CountingLink, b: &CountingLink) -> bool {
     a.entries == b.entries
@@ -89,13 +88,12 @@ fn merge_link(holders: &[&CountingLink], op: MergeOp) -> Result<CountingLink, Me
     if holders.len() == 1 {
         return first.try_clone().ok_or(MergeError::OutOfMemory);
     }
-    let mut counters = sparse_copy(&first.counters).map_err(|_| MergeError::OutOfMemory)?;
-    for other in &holders[1..] {
-        match op {
-            MergeOp::Union => add_nibbles_into(&mut counters, &other.counters, COUNTER_MAX),
-            MergeOp::Intersect => min_nibbles_into(&mut counters, &other.counters),
-        }
+    let arrays: Vec<&[u8]> = holders.iter().map(|l| l.counters()).collect();
+    let counters = match op {
+        MergeOp::Union => add_nibbles_all(&arrays, COUNTER_MAX),
+        MergeOp::Intersect => min_nibbles_all(&arrays),
     }
+    .map_err(|_| MergeError::OutOfMemory)?;
     let items = match op {
         MergeOp::Union => holders
             .iter()

@@ -39,6 +39,10 @@ impl CuckooFilter {
         if let Some(at) = operands.iter().position(|f| !first.same_shape(f)) {
             return Err(MergeError::ShapeDiffers(at));
         }
+        let huge = |f: &&CuckooFilter| f.filters.iter().any(|s| s.data.len() > u32::MAX as usize);
+        if operands.iter().any(huge) {
+            return Err(MergeError::HugeSubFilter);
+        }
         if first.data_len > max_bytes {
             return Err(MergeError::TooLarge);
         }

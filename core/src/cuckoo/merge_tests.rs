@@ -121,6 +121,24 @@ fn other_shapes_are_refused() {
     assert_eq!(merge(&[]), Err(MergeError::NoOperands));
 }
 
+/// A sub-filter of 4 GiB (allocated zeroed: never touched) is refused before anything is
+/// copied: its lookups truncate offsets to 32 bits, so its fingerprints' buckets are unknown.
+#[test]
+fn a_sub_filter_of_4_gib_is_refused() {
+    let params = CuckooParams {
+        capacity: 1 << 32,
+        bucket_size: 1,
+        ..Default::default()
+    };
+    let Ok(huge) = CuckooFilter::new(params, u64::MAX) else {
+        return; // no address space for it here
+    };
+    assert_eq!(huge.data_bytes(), 1 << 32);
+    let small = filter(1000, 1);
+    assert_eq!(merge(&[&small, &huge]), Err(MergeError::ShapeDiffers(1)));
+    assert_eq!(merge(&[&huge, &huge]), Err(MergeError::HugeSubFilter));
+}
+
 proptest::proptest! {
     /// No false negatives and the counts add, whatever is merged, when it fits.
     #[test]

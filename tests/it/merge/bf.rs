@@ -5,6 +5,7 @@ use super::{add_all, answers, items, refused_without_change};
 use crate::support::{call, scandump, RawConnection, Reply, Server};
 
 const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
+const MULTI_LINK: &str = "ERR INTERSECT needs filters of a single link: ";
 const SHAPE: &str =
     "ERR filters of different shapes (error rate, capacity, expansion, scaling, layout) cannot be merged: ";
 
@@ -184,12 +185,13 @@ fn intersect_keeps_what_every_filter_holds() {
         .sum();
     assert!(strays < 80, "{strays}");
     assert!(call(&mut conn, "BF.CARD both").int() <= 3_000);
+    let multi_link = format!("{MULTI_LINK}grown");
     refused_without_change(
         &mut conn,
         "both",
         &[(
             vec!["BF.MERGE", "both", "2", "a", "grown", "INTERSECT"],
-            "ERR INTERSECT needs filters of a single link: grown",
+            &multi_link,
         )],
     );
 }
@@ -259,7 +261,7 @@ fn every_error_leaves_the_destination_byte_identical() {
 }
 
 #[test]
-fn replies_in_resp3_events_and_key_positions() {
+fn replies_in_resp3_events_of_the_three_merges_and_key_positions() {
     let server = Server::start();
     let mut conn = server.raw();
     let mut conn3 = server.raw3();
@@ -281,11 +283,24 @@ fn replies_in_resp3_events_and_key_positions() {
         Reply::ok()
     );
     let mut sub = server.raw();
-    sub.call(&["SUBSCRIBE", "__keyevent@0__:bf.merge"]);
+    for family in ["bf", "cbf", "cf"] {
+        let channel = format!("__keyevent@0__:{family}.merge");
+        sub.call(&["SUBSCRIBE", &channel]);
+    }
+    call(&mut conn, "CBF.ADD c x");
+    call(&mut conn, "CF.ADD f x");
     call(&mut conn, "BF.MERGE d 1 nosuch"); // refused: no event
-    assert_eq!(call(&mut conn, "BF.MERGE e 1 a"), Reply::ok());
-    assert_eq!(
-        sub.read_reply(),
-        Reply::bulk_array(&["message", "__keyevent@0__:bf.merge", "e"])
-    );
+    for (command, family) in [
+        ("BF.MERGE e 1 a", "bf"),
+        ("CBF.MERGE e2 1 c", "cbf"),
+        ("CF.MERGE e3 1 f", "cf"),
+    ] {
+        assert_eq!(call(&mut conn, command), Reply::ok());
+        let key = command.split(' ').nth(1).unwrap();
+        let channel = format!("__keyevent@0__:{family}.merge");
+        assert_eq!(
+            sub.read_reply(),
+            Reply::bulk_array(&["message", &channel, key])
+        );
+    }
 }
