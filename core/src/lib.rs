@@ -73,6 +73,7 @@ mod le_reader;
 pub mod limits;
 pub mod memory;
 pub mod rdb;
+pub mod static_filter;
 pub mod tdigest;
 #[cfg(test)]
 mod testing;
