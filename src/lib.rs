@@ -1,5 +1,5 @@
 //! redbloom: RedisBloom-compatible Bloom (BF.*) and Cuckoo (CF.*) filters for Redis, plus a
-//! counting (CBF.*) and a sliding-window (WBF.*) Bloom filter: the module over the pure
+//! counting (CBF.*) and a sliding-window (WBF.*) Bloom filter and a static filter (SF.*): the module over the pure
 //! `redbloom-core` crate.
 //!
 //! Layers, each using only those below it: [`api`] (the module API, the only `unsafe`) ←
@@ -20,6 +20,7 @@ mod command_table_tests;
 pub mod config;
 pub mod errors;
 pub mod options;
+pub mod sf;
 pub mod stats;
 pub mod tdigest;
 pub mod topk;
@@ -32,6 +33,7 @@ pub use api::panic::CAUGHT_PANIC_LOG;
 use api::commands::{add_acl_categories, register_command, Command};
 use command_table::Family;
 use redis_module::{Context, RedisString, Status};
+use sf::value::STATIC_TYPE;
 use types::{
     BLOCKED_TYPE, BLOOM_TYPE, CMS_TYPE, COUNTING_TYPE, CUCKOO_TYPE, TDIGEST_TYPE, TOPK_TYPE,
     WINDOW_TYPE,
@@ -49,7 +51,7 @@ pub const REDISBLOOM_COMPATIBLE_VERSION: i32 = 20600;
 pub const REDBLOOM_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The command families, in registration order.
-pub const FAMILIES: [Family; 7] = [
+pub const FAMILIES: [Family; 8] = [
     bf::FAMILY,
     cf::FAMILY,
     cbf::FAMILY,
@@ -57,6 +59,7 @@ pub const FAMILIES: [Family; 7] = [
     cms::FAMILY,
     topk::FAMILY,
     tdigest::FAMILY,
+    sf::FAMILY,
 ];
 
 /// The module's ACL categories, one per family.
@@ -121,6 +124,7 @@ redis_module::redis_module! {
         CMS_TYPE,
         TOPK_TYPE,
         TDIGEST_TYPE,
+        STATIC_TYPE,
     ],
     init: init,
 }

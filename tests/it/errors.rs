@@ -15,6 +15,14 @@ const UNREACHABLE: &[(&str, &str)] = &[
         "CMS_INSUFFICIENT_MEMORY",
         "the allocator refused a sketch's counters below every ceiling",
     ),
+    (
+        "SF_TOO_MANY_ITEMS",
+        "more than 2^31 distinct items in one SF.BUILD (no server takes that many arguments)",
+    ),
+    (
+        "SF_BUILD_FAILED",
+        "64 seeds in a row failed to peel (the core's tests build every size without it)",
+    ),
 ];
 
 /// (name, text) of every `pub const NAME: &str = "text";` of src/errors.rs.
