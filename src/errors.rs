@@ -139,6 +139,8 @@ pub const SF_ERROR_RATE_TOO_LOW: &str =
 pub const SF_ITEMS_OR_FROM: &str = "ERR expected ITEMS item [item ...] or FROM source";
 pub const SF_SOURCE_TOO_LARGE: &str =
     "ERR SF.BUILD FROM reads sources of at most 100000 members (use ITEMS for larger sets)";
+pub const SF_SOURCE_NOPERM: &str =
+    "NOPERM this user has no permissions to read the source of SF.BUILD FROM";
 pub const SF_TOO_MANY_ITEMS: &str = "ERR a static filter holds at most 2147483648 items";
 pub const SF_BUILD_FAILED: &str = "ERR could not build the filter";
 pub const SF_INCOMPLETE: &str =

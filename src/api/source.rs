@@ -15,6 +15,8 @@ pub enum SourceError {
     WrongType,
     /// More members than allowed.
     TooLarge,
+    /// The calling user may not read the source (ACL).
+    NoPermission,
     /// The server's reply was not a list of strings.
     Failed,
 }
@@ -68,7 +70,13 @@ pub fn for_each_member(
             call(ctx.ctx, command.0.as_ptr(), c"Cs".as_ptr(), key)
         };
         if reply.is_null() {
-            return Err(SourceError::Failed);
+            // RedisModule_Call sets errno: EACCES when the ACL refused the command or key.
+            let denied = std::io::Error::last_os_error().raw_os_error() == Some(13);
+            return Err(if denied {
+                SourceError::NoPermission
+            } else {
+                SourceError::Failed
+            });
         }
         let result = if raw::RedisModule_CallReplyType.unwrap()(reply)
             == raw::REDISMODULE_REPLY_ARRAY as c_int

@@ -92,6 +92,7 @@ pub fn build(ctx: &Context, args: &Args) -> RedisResult {
                 SourceError::Missing => error(errors::NOT_FOUND),
                 SourceError::WrongType => RedisError::WrongType,
                 SourceError::TooLarge => error(errors::SF_SOURCE_TOO_LARGE),
+                SourceError::NoPermission => error(errors::SF_SOURCE_NOPERM),
                 SourceError::Failed => error(errors::INTERNAL_ERROR),
             },
         )?;

@@ -148,6 +148,16 @@ fn from_a_set_a_sorted_set_and_a_hash() {
             "ERR SF.BUILD FROM reads sources of at most 100000 members (use ITEMS for larger sets)",
         ),
     );
+    // The source is read with the caller's permissions.
+    expect(&mut conn, "ACL SETUSER limited on nopass ~f* +@all", ok());
+    expect(&mut conn, "AUTH limited x", ok());
+    expect(
+        &mut conn,
+        "SF.BUILD f2 0.01 FROM set",
+        err("NOPERM this user has no permissions to read the source of SF.BUILD FROM"),
+    );
+    expect(&mut conn, "EXISTS f2", int(0));
+    expect(&mut conn, "AUTH default x", ok());
     expect(&mut conn, "SREM big 0", int(1));
     expect(&mut conn, "SF.BUILD t 0.01 FROM big", ok());
     expect(&mut conn, "SF.CARD t", int(100_000));
