@@ -53,6 +53,13 @@ fn lookups(c: &mut Criterion) {
     group.bench_function("absent", |b| {
         b.iter(|| absent.iter().filter(|&&k| filter.contains(k)).count())
     });
+    group.bench_function("absent, contains_each (prefetched)", |b| {
+        b.iter(|| {
+            let mut hits = 0;
+            filter.contains_each(&absent, |hit| hits += usize::from(hit));
+            hits
+        })
+    });
     group.finish();
 }
 

@@ -147,8 +147,12 @@ pub fn mexists(ctx: &Context, args: &Args) -> RedisResult {
     let key = Key::open(ctx, args, 1, false);
     let filter = queried(&key)?;
     let mut reply = ArrayReply::with_len(ctx, args.len() - 2);
-    for i in 2..args.len() {
-        reply.boolean(filter.is_some_and(|f| f.contains(item_key(args.bytes(i)))));
+    match filter {
+        Some(f) => {
+            let keys: Vec<u64> = (2..args.len()).map(|i| item_key(args.bytes(i))).collect();
+            f.contains_each(&keys, |hit| reply.boolean(hit));
+        }
+        None => (2..args.len()).for_each(|_| reply.boolean(false)),
     }
     reply.finish()
 }

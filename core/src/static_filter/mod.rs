@@ -141,6 +141,31 @@ impl StaticFilter {
         (fingerprint(h, self.bits) ^ self.slot(a) ^ self.slot(b) ^ self.slot(c)) == 0
     }
 
+    /// [`Self::contains`] of each key in order, answers passed to `each`. On filters larger
+    /// than the caches, a group's slots are requested (prefetched) before any is read, so
+    /// their cache misses overlap.
+    pub fn contains_each(&self, keys: &[u64], mut each: impl FnMut(bool)) {
+        const GROUP: usize = 8;
+        if !self.is_complete() || self.data.len() <= crate::bloom::link::CACHE_RESIDENT_BYTES {
+            keys.iter().for_each(|&k| each(self.contains(k)));
+            return;
+        }
+        let bits = u64::from(self.bits);
+        for group in keys.chunks(GROUP) {
+            let mut hashes = [0u64; GROUP];
+            for (h, &key) in hashes.iter_mut().zip(group) {
+                *h = mix(key, self.seed);
+                for slot in self.shape.slots(*h) {
+                    crate::bloom::link::prefetch(&self.data, (slot * bits / 8) as usize);
+                }
+            }
+            for &h in &hashes[..group.len()] {
+                let [a, b, c] = self.shape.slots(h);
+                each((fingerprint(h, self.bits) ^ self.slot(a) ^ self.slot(b) ^ self.slot(c)) == 0);
+            }
+        }
+    }
+
     fn word(&self, w: usize) -> u64 {
         let bytes = &self.data[w * 8..w * 8 + 8];
         u64::from_le_bytes(bytes.try_into().expect("eight bytes"))

@@ -90,6 +90,28 @@ fn a_million_items_at_one_percent() {
 }
 
 #[test]
+fn contains_each_answers_as_contains() {
+    // Large enough for the prefetching path (data over 1 MiB), and a small one.
+    for (n, error) in [(400_000u64, 1e-6), (1000, 0.01)] {
+        let f = built(n, error);
+        let keys: Vec<u64> = (0..20_000u64)
+            .map(|i| {
+                item_key(format!("{}:{}", if i % 3 == 0 { "item" } else { "x" }, i).as_bytes())
+            })
+            .collect();
+        let mut answers = Vec::new();
+        f.contains_each(&keys, |hit| answers.push(hit));
+        let one_by_one: Vec<bool> = keys.iter().map(|&k| f.contains(k)).collect();
+        assert_eq!(answers, one_by_one, "{n}");
+        for (i, &hit) in answers.iter().enumerate() {
+            if i % 3 == 0 && (i as u64) < n {
+                assert!(hit, "item:{i} of {n}");
+            }
+        }
+    }
+}
+
+#[test]
 fn duplicates_count_once_and_order_does_not_matter() {
     let mut keys = keys_of("d", 500);
     let once = build(keys.clone(), 0.01, u64::MAX).unwrap();
