@@ -13,7 +13,7 @@
 use crate::api::args::Args;
 use crate::api::events::notify_event;
 use crate::api::keys::{existing, ours, Key, KeyState};
-use crate::api::replication::{replicate, Replicated};
+use crate::api::replication::{is_trusted, log_divergence, replicate, Replicated};
 use crate::api::replies::{reply_bool, reply_field_values, ArrayReply, FieldValue, Resp2Fields};
 use crate::api::source::{for_each_member, SourceError};
 use crate::errors;
@@ -100,7 +100,14 @@ pub fn build(ctx: &Context, args: &Args) -> RedisResult {
     } else {
         (4..args.len()).map(|i| item_key(args.bytes(i))).collect()
     };
-    let filter = build_filter(keys, rate, max_bytes(ctx)).map_err(build_error)?;
+    let filter = build_filter(keys, rate, max_bytes(ctx)).map_err(|e| {
+        let refused = build_error(e);
+        // From the master or the AOF the build had succeeded: say that the data now differ.
+        if is_trusted(ctx) {
+            log_divergence(ctx, args, &format!("{refused:?}"));
+        }
+        refused
+    })?;
     let stored = key.set(&STATIC_TYPE, Box::new(filter))?;
     if from {
         for (iter, data) in static_dump::load_sequence(stored) {
