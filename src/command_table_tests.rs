@@ -9,7 +9,7 @@ use std::collections::HashSet;
 
 /// Each family's prefix and ACL category, stated here independently of the tables
 /// (`bloom` and `cuckoo` are RedisBloom's names).
-const EXPECTED_FAMILIES: [(&str, &str); 7] = [
+const EXPECTED_FAMILIES: [(&str, &str); 8] = [
     ("bf", "bloom"),
     ("cf", "cuckoo"),
     ("cbf", "cbf"),
@@ -17,6 +17,7 @@ const EXPECTED_FAMILIES: [(&str, &str); 7] = [
     ("cms", "cms"),
     ("topk", "topk"),
     ("tdigest", "tdigest"),
+    ("sf", "sf"),
 ];
 
 /// Redis' command flag words (RedisModule_CreateCommand).

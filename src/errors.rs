@@ -155,11 +155,43 @@ pub const LOAD_BAD_INITIAL_SIZE: &str = "Invalid argument for 'INITIAL_SIZE'";
 pub const LOAD_INITIAL_SIZE_NOT_POSITIVE: &str = "INITIAL_SIZE must be > 0";
 pub const LOAD_BAD_CF_MAX_EXPANSIONS: &str = "Invalid argument for 'CF_MAX_EXPANSIONS'";
 pub const LOAD_CF_MAX_EXPANSIONS_RANGE: &str = "CF_MAX_EXPANSIONS must be an integer >= 1";
+// SF.* (redbloom's own; the error rate is parsed as BF.RESERVE's, with its errors)
+pub const SF_ERROR_RATE_TOO_HIGH: &str = "ERR a static filter's error rate must be below 0.5";
+pub const SF_ERROR_RATE_TOO_LOW: &str =
+    "ERR a static filter's error rate must be at least 2^-32 (fingerprints have at most 32 bits)";
+pub const SF_ITEMS_OR_FROM: &str = "ERR expected ITEMS item [item ...] or FROM source";
+pub const SF_SOURCE_TOO_LARGE: &str =
+    "ERR SF.BUILD FROM reads sources of at most 100000 members (use ITEMS for larger sets)";
+pub const SF_SOURCE_NOPERM: &str =
+    "NOPERM this user has no permissions to read the source of SF.BUILD FROM";
+pub const SF_TOO_MANY_ITEMS: &str = "ERR a static filter holds at most 2147483648 items";
+pub const SF_BUILD_FAILED: &str = "ERR could not build the filter";
+pub const SF_INCOMPLETE: &str =
+    "ERR the filter is incomplete: SF.LOADCHUNK has not loaded all of it";
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use redbloom_core::{cuckoo, limits};
+    use redbloom_core::{cuckoo, limits, static_filter};
+
+    #[test]
+    fn sf_errors_state_the_limits() {
+        assert_eq!(
+            SF_SOURCE_TOO_LARGE,
+            format!(
+                "ERR SF.BUILD FROM reads sources of at most {} members (use ITEMS for larger sets)",
+                crate::sf::FROM_MAX_MEMBERS
+            )
+        );
+        assert_eq!(
+            SF_TOO_MANY_ITEMS,
+            format!(
+                "ERR a static filter holds at most {} items",
+                static_filter::MAX_ITEMS
+            )
+        );
+        assert_eq!(static_filter::MAX_BITS, 32);
+    }
 
     /// The strings are literal (as clients match them); the limits they state are the
     /// core's, so the two cannot drift apart.

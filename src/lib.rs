@@ -1,14 +1,14 @@
 //! redbloom: RedisBloom-compatible Bloom (BF.*) and Cuckoo (CF.*) filters, Count-Min
 //! Sketches (CMS.*), Top-K (TOPK.*) and t-digests (TDIGEST.*) for Redis, plus a counting
-//! (CBF.*) and a sliding-window (WBF.*) Bloom filter: the module over the pure
+//! (CBF.*) and a sliding-window (WBF.*) Bloom filter and a static filter (SF.*): the module over the pure
 //! `redbloom-core` crate.
 //!
 //! Layers, each using only those below it: [`api`] (the module API, the only `unsafe`) ←
 //! [`errors`], [`config`], [`stats`], [`types`], [`options`], [`write`], [`command_table`]
-//! ← the families [`bf`], [`cf`], [`cbf`], [`wbf`], [`cms`], [`topk`], [`tdigest`]
+//! ← the families [`bf`], [`cf`], [`cbf`], [`wbf`], [`sf`], [`cms`], [`topk`], [`tdigest`]
 //! (handlers, parsing, command table; CBF runs BF's handlers, generic over
-//! [`bf::BloomKind`]) ← this file, which registers the families' tables and the eight data
-//! types.
+//! [`bf::BloomKind`]; [`merge`] is what BF.MERGE, CBF.MERGE and CF.MERGE share) ← this file,
+//! which registers the families' tables and the nine data types.
 #![deny(unsafe_code)]
 
 pub mod api;
@@ -23,6 +23,7 @@ pub mod config;
 pub mod errors;
 pub mod merge;
 pub mod options;
+pub mod sf;
 pub mod stats;
 pub mod tdigest;
 pub mod topk;
@@ -35,6 +36,7 @@ pub use api::panic::CAUGHT_PANIC_LOG;
 use api::commands::{add_acl_categories, register_command, Command};
 use command_table::Family;
 use redis_module::{Context, RedisString, Status};
+use sf::value::STATIC_TYPE;
 use types::{
     BLOCKED_TYPE, BLOOM_TYPE, CMS_TYPE, COUNTING_TYPE, CUCKOO_TYPE, TDIGEST_TYPE, TOPK_TYPE,
     WINDOW_TYPE,
@@ -52,7 +54,7 @@ pub const REDISBLOOM_COMPATIBLE_VERSION: i32 = 20600;
 pub const REDBLOOM_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The command families, in registration order.
-pub const FAMILIES: [Family; 7] = [
+pub const FAMILIES: [Family; 8] = [
     bf::FAMILY,
     cf::FAMILY,
     cbf::FAMILY,
@@ -60,6 +62,7 @@ pub const FAMILIES: [Family; 7] = [
     cms::FAMILY,
     topk::FAMILY,
     tdigest::FAMILY,
+    sf::FAMILY,
 ];
 
 /// The module's ACL categories, one per family.
@@ -124,6 +127,7 @@ redis_module::redis_module! {
         CMS_TYPE,
         TOPK_TYPE,
         TDIGEST_TYPE,
+        STATIC_TYPE,
     ],
     init: init,
 }

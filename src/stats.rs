@@ -11,9 +11,10 @@ pub static WINDOW_STATS: TypeStats = TypeStats::new("wbf");
 pub static CMS_STATS: TypeStats = TypeStats::new("cms");
 pub static TOPK_STATS: TypeStats = TypeStats::new("topk");
 pub static TDIGEST_STATS: TypeStats = TypeStats::new("tdigest");
+pub static STATIC_STATS: TypeStats = TypeStats::new("sf");
 
 /// Every type's totals, in INFO order.
-pub fn all() -> [&'static TypeStats; 7] {
+pub fn all() -> [&'static TypeStats; 8] {
     [
         &BLOOM_STATS,
         &CUCKOO_STATS,
@@ -22,6 +23,7 @@ pub fn all() -> [&'static TypeStats; 7] {
         &CMS_STATS,
         &TOPK_STATS,
         &TDIGEST_STATS,
+        &STATIC_STATS,
     ]
 }
 

@@ -78,6 +78,7 @@ pub mod limits;
 pub mod memory;
 pub mod merge;
 pub mod rdb;
+pub mod static_filter;
 pub mod tdigest;
 #[cfg(test)]
 mod testing;

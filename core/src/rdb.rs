@@ -11,6 +11,7 @@ pub use crate::bloom::rdb::{
 pub use crate::cms::rdb::{load_cms, save_cms, CMS_ENCODING};
 pub use crate::counting::rdb::{load_counting, save_counting, COUNTING_ENCODING};
 pub use crate::cuckoo::rdb::{load_cuckoo, save_cuckoo, CUCKOO_ENCODING};
+pub use crate::static_filter::rdb::{load_static, save_static, STATIC_ENCODING};
 pub use crate::tdigest::rdb::{load_tdigest, save_tdigest, TDIGEST_ENCODING};
 pub use crate::topk::rdb::{load_topk, save_topk, TOPK_ENCODING};
 pub use crate::window::rdb::{load_window, save_window, WINDOW_ENCODING};

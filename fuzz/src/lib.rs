@@ -16,6 +16,7 @@ use redbloom_core::window::dump as window_dump;
 use redbloom_core::window::WindowFilter;
 
 pub mod merge;
+pub mod sf_targets;
 pub mod targets;
 
 /// Memory ceiling of every filter the targets create or grow (keeps runs fast and small).

@@ -436,7 +436,7 @@ pub fn wbf_rdb(data: &[u8]) {
 pub type Target = fn(&[u8]);
 
 /// Every target by name, as `fuzz_targets/` and `seeds/` name them.
-pub const ALL: [(&str, Target); 13] = [
+pub const ALL: [(&str, Target); 15] = [
     ("bf_dump", bf_dump),
     ("cf_dump", cf_dump),
     ("cbf_dump", cbf_dump),
@@ -448,6 +448,8 @@ pub const ALL: [(&str, Target); 13] = [
     ("cms_rdb", cms_rdb),
     ("topk_rdb", topk_rdb),
     ("tdigest_rdb", tdigest_rdb),
+    ("sf_dump", crate::sf_targets::sf_dump),
+    ("sf_rdb", crate::sf_targets::sf_rdb),
     ("ops", ops),
     ("merge", crate::merge::merge),
 ];

@@ -17,4 +17,5 @@ pub mod memory;
 pub mod panic;
 pub mod replication;
 pub mod replies;
+pub mod source;
 pub mod types;

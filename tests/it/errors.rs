@@ -17,6 +17,14 @@ const UNREACHABLE: &[(&str, &str)] = &[
         "CF_MERGE_HUGE",
         "a CF.MERGE of a 4 GiB sub-filter (the core's unit test a_sub_filter_of_4_gib_is_refused)",
     ),
+    (
+        "SF_TOO_MANY_ITEMS",
+        "more than 2^31 distinct items in one SF.BUILD (no server takes that many arguments)",
+    ),
+    (
+        "SF_BUILD_FAILED",
+        "64 seeds in a row failed to peel (the core's tests build every size without it)",
+    ),
 ];
 
 /// (name, text) of every `pub const NAME: &str = "text";` of src/errors.rs.

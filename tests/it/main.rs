@@ -30,6 +30,7 @@ mod operations;
 mod replica_consistency;
 mod resp3;
 mod server;
+mod sf;
 mod tdigest;
 mod topk;
 mod upgrade;

@@ -1,0 +1,238 @@
+//! Sizing and construction of a binary fuse filter (3-wise).
+//!
+//! Sizing follows the paper's recommendations for arity 3: segments of
+//! `2^⌊ln n / ln 3.33 + 2.25⌋` slots (at most 2^18), and `n · max(1.125, 0.875 + 0.25 ·
+//! ln 10^6 / ln n)` slots in all, rounded up to whole segments, two of which are added
+//! at the end. Construction hashes every key with the seed, records per slot how many
+//! keys touch it and the XOR of their hashes, then peels: a slot touched by one key
+//! alone fixes that key's place; removing the key may leave other slots alone. When every
+//! key is peeled, fingerprints are assigned in reverse peeling order. A peel that stalls
+//! (a cycle in the 3-hypergraph) retries with the next seed.
+
+use super::{fingerprint, mix, StaticFilter, FIRST_SEED, MAX_ATTEMPTS, MAX_BITS, MAX_ITEMS};
+use super::{MAX_SEGMENT_LENGTH, SF_OVERHEAD};
+use crate::memory::OutOfMemory;
+
+/// The slot layout of a filter: `segment_count + 2` segments of `segment_length` slots.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    pub segment_length: u32,
+    pub segment_count: u64,
+}
+
+impl Shape {
+    /// The layout for `n` distinct keys.
+    pub fn for_items(n: u64) -> Shape {
+        let size = n as f64;
+        let exponent = if n <= 1 {
+            2
+        } else {
+            ((size.ln() / 3.33f64.ln() + 2.25).floor() as u32).min(MAX_SEGMENT_LENGTH.ilog2())
+        };
+        let segment_length = 1u32 << exponent;
+        let capacity = if n <= 1 {
+            0
+        } else {
+            let factor = (0.875 + 0.25 * 1e6f64.ln() / size.ln()).max(1.125);
+            (size * factor).round() as u64
+        };
+        let segments = capacity.div_ceil(u64::from(segment_length));
+        Shape {
+            segment_length,
+            segment_count: segments.saturating_sub(2).max(1),
+        }
+    }
+
+    /// Slots in the array.
+    pub fn slots_len(&self) -> u64 {
+        (self.segment_count + 2) * u64::from(self.segment_length)
+    }
+
+    /// Bytes of packed words holding `slots` fingerprints of `bits` bits (`None` on
+    /// overflow).
+    pub fn data_len(slots: u64, bits: u32) -> Option<u64> {
+        Some(slots.checked_mul(u64::from(bits))?.div_ceil(64) * 8)
+    }
+
+    /// A layout [`Shape::for_items`] could make: power-of-two segments of at most 2^18
+    /// slots, at least one segment, fewer than 2^32 slots.
+    pub fn is_consistent(&self) -> bool {
+        self.segment_length.is_power_of_two()
+            && self.segment_length <= MAX_SEGMENT_LENGTH
+            && self.segment_count >= 1
+            && self
+                .segment_count
+                .checked_add(2)
+                .and_then(|s| s.checked_mul(u64::from(self.segment_length)))
+                .is_some_and(|slots| slots <= u64::from(u32::MAX))
+    }
+
+    /// The three slots of hash `h`: one in each of three consecutive segments.
+    #[inline]
+    pub(crate) fn slots(&self, h: u64) -> [u64; 3] {
+        let length = u64::from(self.segment_length);
+        let mask = length - 1;
+        let span = self.segment_count * length;
+        let h0 = ((u128::from(h) * u128::from(span)) >> 64) as u64;
+        let h1 = (h0 + length) ^ ((h >> 18) & mask);
+        let h2 = (h0 + 2 * length) ^ (h & mask);
+        [h0, h1, h2]
+    }
+}
+
+/// The fingerprint width for an error rate in (0, 0.5): ⌈log2(1/ε)⌉, which gives a
+/// false-positive rate 2^-bits ≤ ε; `None` outside that range or beyond 32 bits.
+pub fn bits_for(error: f64) -> Option<u32> {
+    if !(error > 0.0 && error < 0.5) {
+        return None;
+    }
+    let bits = (-error.log2()).ceil();
+    (bits <= f64::from(MAX_BITS)).then_some((bits as u32).max(1))
+}
+
+/// Why a filter could not be built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BuildError {
+    /// The error rate is outside (0, 0.5) or below 2^-32.
+    BadErrorRate,
+    /// More than [`MAX_ITEMS`] distinct items.
+    TooManyItems,
+    /// The filter would exceed the memory ceiling.
+    TooLarge,
+    /// The allocator refused the filter or the construction's working memory.
+    OutOfMemory,
+    /// No seed peeled within [`MAX_ATTEMPTS`] attempts.
+    Unpeelable,
+}
+
+impl From<OutOfMemory> for BuildError {
+    fn from(_: OutOfMemory) -> Self {
+        BuildError::OutOfMemory
+    }
+}
+
+fn zeroed<T: bytemuck::Zeroable>(len: u64) -> Result<Vec<T>, OutOfMemory> {
+    let len = usize::try_from(len).map_err(|_| OutOfMemory)?;
+    bytemuck::allocation::try_zeroed_vec(len).map_err(|()| OutOfMemory)
+}
+
+/// Builds the filter of `keys` (the [`item_key`](super::item_key)s of the items; any
+/// order, duplicates allowed) at error rate `error`, refusing a filter whose
+/// [`StaticFilter::mem_usage`] would exceed `max_bytes`.
+pub fn build(mut keys: Vec<u64>, error: f64, max_bytes: u64) -> Result<StaticFilter, BuildError> {
+    let bits = bits_for(error).ok_or(BuildError::BadErrorRate)?;
+    keys.sort_unstable();
+    keys.dedup();
+    let items = keys.len() as u64;
+    if items > MAX_ITEMS {
+        return Err(BuildError::TooManyItems);
+    }
+    let shape = Shape::for_items(items);
+    let data_len = Shape::data_len(shape.slots_len(), bits).ok_or(BuildError::TooLarge)?;
+    if SF_OVERHEAD.saturating_add(data_len) > max_bytes {
+        return Err(BuildError::TooLarge);
+    }
+    let mut hashes: Vec<u64> = zeroed(items)?;
+    for seed in FIRST_SEED..FIRST_SEED + MAX_ATTEMPTS {
+        for (h, &key) in hashes.iter_mut().zip(&keys) {
+            *h = mix(key, seed);
+        }
+        // Sorted hashes touch the slots in order (their first slot grows with the hash).
+        hashes.sort_unstable();
+        if let Some(fingerprints) = peel(&hashes, shape, bits)? {
+            let data = pack(&fingerprints, bits, data_len)?;
+            let checksum = StaticFilter::checksum_of(seed, items, bits, error, shape, &data);
+            return Ok(StaticFilter {
+                seed,
+                items,
+                bits,
+                error,
+                shape,
+                data,
+                pending: 0,
+                checksum,
+            });
+        }
+    }
+    Err(BuildError::Unpeelable)
+}
+
+/// The fingerprint of every slot, or `None` when the peel stalls.
+fn peel(hashes: &[u64], shape: Shape, bits: u32) -> Result<Option<Vec<u32>>, OutOfMemory> {
+    let slots = shape.slots_len();
+    // Per slot: (number of keys touching it) << 2 | XOR of which of a key's three slots
+    // it is (0, 1, 2), and the XOR of their hashes.
+    let mut count: Vec<u8> = zeroed(slots)?;
+    let mut xors: Vec<u64> = zeroed(slots)?;
+    for &h in hashes {
+        for (which, slot) in shape.slots(h).into_iter().enumerate() {
+            let c = &mut count[slot as usize];
+            if *c >= 252 {
+                return Ok(None);
+            }
+            *c = (*c + 4) ^ which as u8;
+            xors[slot as usize] ^= h;
+        }
+    }
+    let mut stack: Vec<u32> = Vec::new();
+    stack.try_reserve(slots as usize).map_err(|_| OutOfMemory)?;
+    stack.extend((0..slots as u32).filter(|&i| count[i as usize] >> 2 == 1));
+    let mut order: Vec<u64> = Vec::new();
+    let mut order_which: Vec<u8> = Vec::new();
+    order.try_reserve(hashes.len()).map_err(|_| OutOfMemory)?;
+    order_which
+        .try_reserve(hashes.len())
+        .map_err(|_| OutOfMemory)?;
+    while let Some(i) = stack.pop() {
+        let i = i as usize;
+        if count[i] >> 2 != 1 {
+            continue;
+        }
+        let h = xors[i];
+        order.push(h);
+        order_which.push(count[i] & 3);
+        for (which, slot) in shape.slots(h).into_iter().enumerate() {
+            let s = slot as usize;
+            count[s] = (count[s] - 4) ^ which as u8;
+            xors[s] ^= h;
+            if count[s] >> 2 == 1 {
+                stack.push(slot as u32);
+            }
+        }
+    }
+    if order.len() != hashes.len() {
+        return Ok(None);
+    }
+    drop(count);
+    drop(xors);
+    let mut fingerprints: Vec<u32> = zeroed(slots)?;
+    for (&h, &which) in order.iter().zip(&order_which).rev() {
+        let s = shape.slots(h);
+        let w = usize::from(which);
+        let others = fingerprints[s[(w + 1) % 3] as usize] ^ fingerprints[s[(w + 2) % 3] as usize];
+        fingerprints[s[w] as usize] = fingerprint(h, bits) ^ others;
+    }
+    Ok(Some(fingerprints))
+}
+
+/// The fingerprints packed `bits` wide into little-endian words.
+fn pack(fingerprints: &[u32], bits: u32, data_len: u64) -> Result<Vec<u8>, OutOfMemory> {
+    let mut data = crate::zeroed_bytes(data_len)?;
+    let mut words = data.chunks_exact_mut(8);
+    let (mut acc, mut filled) = (0u128, 0u32);
+    for &f in fingerprints {
+        acc |= u128::from(f) << filled;
+        filled += bits;
+        if filled >= 64 {
+            let word = words.next().expect("data sized for every slot");
+            word.copy_from_slice(&(acc as u64).to_le_bytes());
+            acc >>= 64;
+            filled -= 64;
+        }
+    }
+    if filled > 0 {
+        let word = words.next().expect("data sized for every slot");
+        word.copy_from_slice(&(acc as u64).to_le_bytes());
+    }
+    Ok(data)
+}

@@ -1,0 +1,147 @@
+//! The static filter's fuzz targets: its SCANDUMP header and chunk loader, and its RDB
+//! decoder, each followed by using what was accepted (lookups, SCANDUMP → LOADCHUNK and
+//! RDB save → load give back the same filter; a refused chunk changes nothing).
+
+use crate::{fields_from, Input, MAX_BYTES};
+use redbloom_core::rdb::{self, Fields};
+use redbloom_core::static_filter::dump as static_dump;
+use redbloom_core::static_filter::{item_key, StaticFilter};
+
+/// Uses an accepted filter: lookups of input items never panic, and both round trips
+/// give back the same filter.
+fn exercise(filter: StaticFilter, input: &mut Input) {
+    for _ in 0..crate::MAX_OPS {
+        if input.is_empty() {
+            break;
+        }
+        let _ = filter.contains(item_key(&input.item()));
+    }
+    let mut fields = Fields::default();
+    rdb::save_static(&filter, &mut fields);
+    let back = rdb::load_static(&mut fields, rdb::STATIC_ENCODING);
+    assert_eq!(back.as_ref(), Some(&filter), "RDB round trip");
+    let sequence = static_dump::load_sequence(&filter);
+    let mut loaded =
+        static_dump::filter_from_header(&sequence[0].1, u64::MAX).expect("own header loads");
+    for (iter, data) in &sequence[1..] {
+        static_dump::load_chunk(&mut loaded, *iter, data).expect("own chunk loads");
+    }
+    assert_eq!(loaded, filter, "SCANDUMP round trip");
+}
+
+/// The static filter's header and chunk loader. Input: [u16 header length][header]
+/// [u16 chunks length][(i64 iterator, u16 length, data)...][lookups].
+pub fn sf_dump(data: &[u8]) {
+    let mut input = Input::new(data);
+    let len = usize::from(input.u16());
+    let header = input.bytes(len);
+    let Ok(mut filter) = static_dump::filter_from_header(header, MAX_BYTES) else {
+        return;
+    };
+    let mut chunks = input.split();
+    while !chunks.is_empty() {
+        let iter = chunks.i64();
+        let len = usize::from(chunks.u16());
+        let data = chunks.bytes(len);
+        let before = filter.clone();
+        if static_dump::load_chunk(&mut filter, iter, data).is_err() {
+            assert_eq!(filter, before, "a refused chunk changed the filter");
+        }
+    }
+    exercise(filter, &mut input);
+}
+
+/// The static filter's RDB decoder. Input: [encver byte][u16 fields length][fields]
+/// [lookups].
+pub fn sf_rdb(data: &[u8]) {
+    let mut input = Input::new(data);
+    let encver = i32::from(input.u8().unwrap_or(0) % 4) - 1;
+    let mut fields = fields_from(&mut input.split());
+    let Some(filter) = rdb::load_static(&mut fields, encver) else {
+        return;
+    };
+    exercise(filter, &mut input);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::encode_fields;
+    use redbloom_core::static_filter::build;
+    use std::path::Path;
+
+    fn filters() -> Vec<StaticFilter> {
+        [(0u64, 0.1), (3, 0.01), (40, 1e-3), (200, 1e-5)]
+            .iter()
+            .map(|&(n, error)| {
+                let keys = (0..n)
+                    .map(|i| item_key(format!("i{i}").as_bytes()))
+                    .collect();
+                build(keys, error, u64::MAX).unwrap()
+            })
+            .collect()
+    }
+
+    fn write(target: &str, name: &str, data: &[u8]) {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("seeds")
+            .join(target);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(name), data).unwrap();
+    }
+
+    /// The seeds reach the accepting paths (a target fed only refused inputs checks
+    /// nothing).
+    #[test]
+    fn the_seeds_are_accepted() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds");
+        for i in 0..4 {
+            let seed = std::fs::read(dir.join("sf_rdb").join(format!("seed{i}"))).unwrap();
+            let mut input = Input::new(&seed);
+            let encver = i32::from(input.u8().unwrap() % 4) - 1;
+            let mut fields = fields_from(&mut input.split());
+            assert!(
+                rdb::load_static(&mut fields, encver).is_some(),
+                "sf_rdb seed{i}"
+            );
+            let seed = std::fs::read(dir.join("sf_dump").join(format!("seed{i}"))).unwrap();
+            let mut input = Input::new(&seed);
+            let len = usize::from(input.u16());
+            let mut f = static_dump::filter_from_header(input.bytes(len), MAX_BYTES).unwrap();
+            let mut chunks = input.split();
+            let (iter, len) = (chunks.i64(), usize::from(chunks.u16()));
+            static_dump::load_chunk(&mut f, iter, chunks.bytes(len)).unwrap();
+            assert!(f.is_complete(), "sf_dump seed{i}");
+        }
+    }
+
+    /// `cargo test --manifest-path fuzz/Cargo.toml write_sf_seeds -- --ignored`
+    #[test]
+    #[ignore]
+    fn write_sf_seeds() {
+        let lookups: Vec<u8> = (0..40u8).flat_map(|i| [2, b'i', b'0' + i % 10]).collect();
+        for (i, filter) in filters().into_iter().enumerate() {
+            let sequence = static_dump::load_sequence(&filter);
+            let mut seed = (sequence[0].1.len() as u16).to_le_bytes().to_vec();
+            seed.extend_from_slice(&sequence[0].1);
+            let mut chunks = Vec::new();
+            for (iter, data) in &sequence[1..] {
+                chunks.extend_from_slice(&iter.to_le_bytes());
+                chunks.extend_from_slice(&(data.len() as u16).to_le_bytes());
+                chunks.extend_from_slice(data);
+            }
+            seed.extend_from_slice(&(chunks.len() as u16).to_le_bytes());
+            seed.extend_from_slice(&chunks);
+            seed.extend_from_slice(&lookups);
+            write("sf_dump", &format!("seed{i}"), &seed);
+            let mut fields = Fields::default();
+            rdb::save_static(&filter, &mut fields);
+            let enc = encode_fields(&fields);
+            let mut seed = vec![2];
+            seed.extend_from_slice(&(enc.len() as u16).to_le_bytes());
+            seed.extend_from_slice(&enc);
+            seed.extend_from_slice(&lookups);
+            write("sf_rdb", &format!("seed{i}"), &seed);
+        }
+    }
+}

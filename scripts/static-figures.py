@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""The figures of docs/static.md: memory, false positives and server CPU per item of a
+static filter (SF) against BF, BF NONSCALING, CF and a plain SET, all holding the same
+N items ("user:<i>"), on one fresh server with the release module.
+
+    scripts/static-figures.py /path/to/libredbloom.so [N] [redis-server]
+
+Server CPU per item is INFO commandstats' usec over the items the commands carried.
+"""
+import os, socket, subprocess, sys, tempfile, time
+
+module = sys.argv[1]
+n = int(sys.argv[2]) if len(sys.argv) > 2 else 1_000_000
+server_bin = sys.argv[3] if len(sys.argv) > 3 else "redis-server"
+
+def encode(args):
+    out = [b"*%d\r\n" % len(args)]
+    for a in args:
+        a = a if isinstance(a, bytes) else str(a).encode()
+        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
+    return b"".join(out)
+
+class Conn:
+    def __init__(self, port):
+        self.s = socket.create_connection(("127.0.0.1", port))
+        self.f = self.s.makefile("rb")
+    def send(self, *args):
+        self.s.sendall(encode(args))
+    def read(self):
+        line = self.f.readline()[:-2]
+        t, rest = line[:1], line[1:]
+        if t == b"+": return rest.decode()
+        if t == b"-": raise RuntimeError(rest.decode())
+        if t == b":": return int(rest)
+        if t == b"$":
+            l = int(rest)
+            if l < 0: return None
+            d = self.f.read(l + 2)[:-2]
+            return d
+        if t == b"*": return [self.read() for _ in range(int(rest))]
+        raise RuntimeError(line)
+    def call(self, *args):
+        self.send(*args)
+        return self.read()
+
+def start():
+    port = 23000 + os.getpid() % 1000
+    d = tempfile.mkdtemp()
+    p = subprocess.Popen([server_bin, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                          "--dir", d, "--loadmodule", module], stdout=subprocess.DEVNULL)
+    for _ in range(100):
+        try:
+            return p, Conn(port)
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError("no server")
+
+def usec(conn, command):
+    for line in conn.call("INFO", "commandstats").decode().splitlines():
+        if line.startswith("cmdstat_%s:" % command):
+            return int(line.split("usec=")[1].split(",")[0])
+    return 0
+
+items = ["user:%d" % i for i in range(n)]
+proc, c = start()
+try:
+    c.call("CONFIG", "SET", "bf.max-filter-bytes", str(1 << 40))
+    c.call("SF.BUILD", "sf", "0.01", "ITEMS", *items)
+    build_usec = usec(c, "sf.build")
+    c.call("BF.RESERVE", "bf", "0.01", n)
+    c.call("BF.RESERVE", "bfns", "0.01", n, "NONSCALING")
+    c.call("CF.RESERVE", "cf", n)
+    for i in range(0, n, 1000):
+        batch = items[i:i + 1000]
+        for key in ("bf", "bfns"):
+            c.send("BF.MADD", key, *batch)
+        c.send("CF.INSERT", "cf", "ITEMS", *batch)
+        c.send("SADD", "set", *batch)
+        for _ in range(4):
+            c.read()
+    print("N = %d, error rate 0.01" % n)
+    print("SF.BUILD: %.0f ms of server CPU, %.1f M items/s" % (build_usec / 1000, n / build_usec))
+    for key, name in (("sf", "SF"), ("bf", "BF"), ("bfns", "BF NONSCALING"), ("cf", "CF"), ("set", "SET")):
+        m = c.call("MEMORY", "USAGE", key, "SAMPLES", "0")
+        print("%-14s MEMORY USAGE %11d bytes  %6.2f bits/item" % (name, m, m * 8 / n))
+    # False positives on N absent items, and server CPU per query item (batches of 100).
+    queries = ["absent:%d" % i for i in range(n)]
+    for key, cmd, name in (("sf", "SF.MEXISTS", "SF"), ("bf", "BF.MEXISTS", "BF"), ("cf", "CF.MEXISTS", "CF")):
+        before = usec(c, cmd.lower())
+        hits = 0
+        for i in range(0, n, 100):
+            c.send(cmd, key, *queries[i:i + 100])
+            if (i // 100) % 50 == 49:
+                for _ in range(50):
+                    hits += sum(int(x) for x in c.read())
+        spent = usec(c, cmd.lower()) - before
+        print("%-3s FP %.4f %%  %s x100: %.1f ns of server CPU per item" % (name, 100.0 * hits / n, cmd, 1000.0 * spent / n))
+    before = usec(c, "sismember")
+    for i in range(0, n // 10):
+        c.send("SISMEMBER", "set", queries[i])
+        if i % 1000 == 999:
+            for _ in range(1000):
+                c.read()
+    print("SET SISMEMBER: %.1f ns of server CPU per item (single commands)" % (1000.0 * (usec(c, "sismember") - before) / (n // 10)))
+    # FROM: the largest source FROM reads, and its main-thread time.
+    c.call("SADD", "src", *items[:100_000])
+    before = usec(c, "sf.build")
+    c.call("SF.BUILD", "fromsrc", "0.01", "FROM", "src")
+    print("SF.BUILD FROM a 100000-member SET: %.1f ms on the main thread" % ((usec(c, "sf.build") - before) / 1000))
+finally:
+    proc.terminate()
+    proc.wait()

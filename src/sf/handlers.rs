@@ -1,0 +1,294 @@
+//! The SF.* commands (docs/static.md): build, query, dump and load a static filter.
+//!
+//! **Replication.** `SF.BUILD key rate ITEMS ...` is replicated as it came: the build is
+//! a function of the distinct items and the error rate alone (sizing from the item count,
+//! seeds tried from 0 in order, the seed that peels recorded), so a replica or an AOF
+//! replay makes the master's bytes, and writes from the master or the AOF are trusted
+//! (no ceiling: a replica never refuses what its master built). `SF.BUILD ... FROM
+//! source` is replicated as the SF.LOADCHUNK sequence of the built filter: its result
+//! depends on another key, which the replica need not hold the same way (another
+//! database layout, a source changed by a later write already in its stream). LOADCHUNK
+//! goes as it came.
+
+use crate::api::args::Args;
+use crate::api::events::notify_event;
+use crate::api::keys::{existing, ours, Key, KeyState};
+use crate::api::replication::{is_trusted, log_divergence, replicate, Replicated};
+use crate::api::replies::{reply_bool, reply_field_values, ArrayReply, FieldValue, Resp2Fields};
+use crate::api::source::{for_each_member, SourceError};
+use crate::errors;
+use crate::sf::value::STATIC_TYPE;
+use redbloom_core::bloom::dump::DumpError;
+use redbloom_core::static_filter::dump as static_dump;
+use redbloom_core::static_filter::{build as build_filter, item_key, BuildError, StaticFilter};
+use redis_module::{Context, RedisError, RedisResult, RedisValue};
+
+/// The largest source SF.BUILD FROM reads: it reads and builds on the main thread, in
+/// one go (about 15 ms of server CPU for this many members).
+pub const FROM_MAX_MEMBERS: u64 = 100_000;
+
+fn error(text: &'static str) -> RedisError {
+    RedisError::Str(text)
+}
+
+/// The memory ceiling of a new filter (none for a write from the master or the AOF).
+fn max_bytes(ctx: &Context) -> u64 {
+    use redbloom_core::memory::Ceiling;
+    crate::write::Limit::of(ctx).limit_for(0)
+}
+
+/// The error rate at argument `i`: BF.RESERVE's parse and errors, then the static
+/// filter's range (below 0.5, at least 2^-32).
+fn error_rate(args: &Args, i: usize) -> Result<f64, RedisError> {
+    let rate = args.double(i).ok_or(error(errors::BAD_ERROR_RATE))?;
+    if !(rate > 0.0 && rate < 1.0) {
+        return Err(error(errors::ERROR_RATE_RANGE));
+    }
+    if rate >= 0.5 {
+        return Err(error(errors::SF_ERROR_RATE_TOO_HIGH));
+    }
+    if redbloom_core::static_filter::bits_for(rate).is_none() {
+        return Err(error(errors::SF_ERROR_RATE_TOO_LOW));
+    }
+    Ok(rate)
+}
+
+fn build_error(e: BuildError) -> RedisError {
+    match e {
+        BuildError::BadErrorRate => error(errors::ERROR_RATE_RANGE),
+        BuildError::TooManyItems => error(errors::SF_TOO_MANY_ITEMS),
+        BuildError::TooLarge => error(crate::write::too_large()),
+        BuildError::OutOfMemory => error(errors::INSUFFICIENT_MEMORY_TO_CREATE),
+        BuildError::Unpeelable => error(errors::SF_BUILD_FAILED),
+    }
+}
+
+/// SF.BUILD key error_rate ITEMS item [item ...] | SF.BUILD key error_rate FROM source
+pub fn build(ctx: &Context, args: &Args) -> RedisResult {
+    if args.len() < 5 {
+        return Err(RedisError::WrongArity);
+    }
+    let rate = error_rate(args, 2)?;
+    let word = args.bytes(3);
+    let from = if word.eq_ignore_ascii_case(b"ITEMS") {
+        false
+    } else if word.eq_ignore_ascii_case(b"FROM") {
+        if args.len() != 5 {
+            return Err(RedisError::WrongArity);
+        }
+        true
+    } else {
+        return Err(error(errors::SF_ITEMS_OR_FROM));
+    };
+    let key = Key::open(ctx, args, 1, true);
+    match key.state::<StaticFilter>(&STATIC_TYPE) {
+        KeyState::Empty => {}
+        _ => return Err(error(errors::ITEM_EXISTS)),
+    }
+    let keys = if from {
+        let mut keys = Vec::new();
+        for_each_member(ctx, args, 4, FROM_MAX_MEMBERS, |m| keys.push(item_key(m))).map_err(
+            |e| match e {
+                SourceError::Missing => error(errors::NOT_FOUND),
+                SourceError::WrongType => RedisError::WrongType,
+                SourceError::TooLarge => error(errors::SF_SOURCE_TOO_LARGE),
+                SourceError::NoPermission => error(errors::SF_SOURCE_NOPERM),
+                SourceError::Failed => error(errors::INTERNAL_ERROR),
+            },
+        )?;
+        keys
+    } else {
+        (4..args.len()).map(|i| item_key(args.bytes(i))).collect()
+    };
+    let filter = build_filter(keys, rate, max_bytes(ctx)).map_err(|e| {
+        let refused = build_error(e);
+        // From the master or the AOF the build had succeeded: say that the data now differ.
+        if is_trusted(ctx) {
+            log_divergence(ctx, args, &format!("{refused:?}"));
+        }
+        refused
+    })?;
+    let stored = key.set(&STATIC_TYPE, Box::new(filter))?;
+    if from {
+        for (iter, data) in static_dump::load_sequence(stored) {
+            let iter = iter.to_string();
+            let parts = [
+                Replicated::Arg(1),
+                Replicated::Bytes(iter.as_bytes()),
+                Replicated::Bytes(&data),
+            ];
+            replicate(ctx, args, "SF.LOADCHUNK", &parts);
+        }
+    } else {
+        ctx.replicate_verbatim();
+    }
+    notify_event(ctx, b"sf.build", args, 1);
+    Ok(RedisValue::SimpleStringStatic("OK"))
+}
+
+/// The filter of an item query: `None` for a missing key or another type (0 for every
+/// item, as BF.EXISTS answers); an incomplete filter is an error.
+fn queried(key: &Key) -> Result<Option<&StaticFilter>, RedisError> {
+    match ours::<StaticFilter>(key, &STATIC_TYPE) {
+        Some(f) if !f.is_complete() => Err(error(errors::SF_INCOMPLETE)),
+        found => Ok(found),
+    }
+}
+
+/// SF.EXISTS key item — 1 if the item may be in the set (false positives at the error
+/// rate), 0 if it is not, and for a missing key.
+pub fn exists(ctx: &Context, args: &Args) -> RedisResult {
+    if args.len() != 3 {
+        return Err(RedisError::WrongArity);
+    }
+    let key = Key::open(ctx, args, 1, false);
+    let found = queried(&key)?.is_some_and(|f| f.contains(item_key(args.bytes(2))));
+    reply_bool(ctx, found)
+}
+
+/// SF.MEXISTS key item [item ...]
+pub fn mexists(ctx: &Context, args: &Args) -> RedisResult {
+    if args.len() < 3 {
+        return Err(RedisError::WrongArity);
+    }
+    let key = Key::open(ctx, args, 1, false);
+    let filter = queried(&key)?;
+    let mut reply = ArrayReply::with_len(ctx, args.len() - 2);
+    match filter {
+        Some(f) => {
+            let keys: Vec<u64> = (2..args.len()).map(|i| item_key(args.bytes(i))).collect();
+            f.contains_each(&keys, |hit| reply.boolean(hit));
+        }
+        None => (2..args.len()).for_each(|_| reply.boolean(false)),
+    }
+    reply.finish()
+}
+
+/// SF.CARD key — the distinct items; 0 for a missing key.
+pub fn card(ctx: &Context, args: &Args) -> RedisResult {
+    if args.len() != 2 {
+        return Err(RedisError::WrongArity);
+    }
+    let key = Key::open(ctx, args, 1, false);
+    match key.state::<StaticFilter>(&STATIC_TYPE) {
+        KeyState::Ours(filter) => Ok(RedisValue::Integer(filter.items() as i64)),
+        KeyState::Empty => Ok(RedisValue::Integer(0)),
+        KeyState::Other => Err(RedisError::WrongType),
+    }
+}
+
+/// SF.INFO key [ITEMS | BITS | BITSPERITEM | ERROR | SIZE]
+pub fn info(ctx: &Context, args: &Args) -> RedisResult {
+    if !(2..=3).contains(&args.len()) {
+        return Err(RedisError::WrongArity);
+    }
+    let key = Key::open(ctx, args, 1, false);
+    let filter = existing::<StaticFilter>(&key, &STATIC_TYPE)?;
+    let fields = [
+        (
+            "Number of items",
+            FieldValue::Integer(filter.items() as i64),
+        ),
+        (
+            "Fingerprint bits",
+            FieldValue::Integer(i64::from(filter.bits())),
+        ),
+        ("Bits per item", FieldValue::Double(filter.bits_per_item())),
+        ("Error rate", FieldValue::Double(filter.guaranteed_error())),
+        ("Size", FieldValue::Integer(filter.mem_usage() as i64)),
+    ];
+    if args.len() == 2 {
+        return reply_field_values(ctx, &fields, Resp2Fields::Labelled);
+    }
+    let wanted = args.bytes(2).to_ascii_lowercase();
+    let index = ["items", "bits", "bitsperitem", "error", "size"]
+        .iter()
+        .position(|name| name.as_bytes() == wanted.as_slice())
+        .ok_or(error(errors::INVALID_INFO_VALUE))?;
+    reply_field_values(ctx, &fields[index..=index], Resp2Fields::ValuesOnly)
+}
+
+/// SF.DEBUG key — the filter's items, then its construction: fingerprint bits, requested
+/// error rate, seed, segments, slots, bytes, bytes still to load.
+pub fn debug(ctx: &Context, args: &Args) -> RedisResult {
+    if args.len() != 2 {
+        return Err(RedisError::WrongArity);
+    }
+    let key = Key::open(ctx, args, 1, false);
+    let f = existing::<StaticFilter>(&key, &STATIC_TYPE)?;
+    let shape = f.shape();
+    Ok(RedisValue::Array(vec![
+        RedisValue::BulkString(format!("items:{}", f.items())),
+        RedisValue::BulkString(format!(
+            "bits:{} error:{} seed:{} segment_length:{} segments:{} slots:{} bytes:{} pending:{}",
+            f.bits(),
+            f.requested_error(),
+            f.seed(),
+            shape.segment_length,
+            shape.segment_count,
+            shape.slots_len(),
+            f.data().len(),
+            f.pending()
+        )),
+    ]))
+}
+
+/// SF.SCANDUMP key iterator — the header at 0, then data chunks; `[0, ""]` at the end.
+pub fn scandump(ctx: &Context, args: &Args) -> RedisResult {
+    if args.len() != 3 {
+        return Err(RedisError::WrongArity);
+    }
+    let key = Key::open(ctx, args, 1, false);
+    let filter = existing::<StaticFilter>(&key, &STATIC_TYPE)?;
+    let iter = args.integer(2).ok_or(error(errors::SCANDUMP_NOT_NUMERIC))?;
+    let (next, data) = if iter == 0 {
+        (1, static_dump::header(filter))
+    } else {
+        match static_dump::chunk(filter, iter) {
+            Some((next, data)) => (next, data.to_vec()),
+            None => (0, Vec::new()),
+        }
+    };
+    Ok(RedisValue::Array(vec![
+        RedisValue::Integer(next),
+        RedisValue::StringBuffer(data),
+    ]))
+}
+
+/// SF.LOADCHUNK key iterator data — iterator 1 on an empty key is the header (the filter
+/// then answers no item until its data is complete); chunks follow in order, and the one
+/// that completes the data must match the header's checksum. A refused chunk changes
+/// nothing.
+pub fn loadchunk(ctx: &Context, args: &Args) -> RedisResult {
+    if args.len() != 4 {
+        return Err(RedisError::WrongArity);
+    }
+    let iter = args
+        .integer(2)
+        .ok_or(error(errors::LOADCHUNK_NOT_NUMERIC))?;
+    let data = args.bytes(3);
+    let key = Key::open(ctx, args, 1, true);
+    match key.state::<StaticFilter>(&STATIC_TYPE) {
+        KeyState::Empty if iter == 1 => {
+            let filter = static_dump::filter_from_header(data, max_bytes(ctx))
+                .map_err(|_| error(errors::RECEIVED_BAD_DATA))?;
+            key.set(&STATIC_TYPE, Box::new(filter))?;
+        }
+        KeyState::Empty => return Err(error(errors::NOT_FOUND)),
+        KeyState::Other => return Err(RedisError::WrongType),
+        KeyState::Ours(filter) => {
+            crate::stats::tracked(filter, |f| static_dump::load_chunk(f, iter, data)).map_err(
+                |e| {
+                    error(match e {
+                        DumpError::BadData => errors::RECEIVED_BAD_DATA,
+                        DumpError::NoLink => errors::NO_LINK_FOUND,
+                        DumpError::TooBig => errors::CHUNK_TOO_BIG,
+                    })
+                },
+            )?;
+        }
+    }
+    ctx.replicate_verbatim();
+    notify_event(ctx, b"sf.loadchunk", args, 1);
+    Ok(RedisValue::SimpleStringStatic("OK"))
+}
