@@ -131,13 +131,18 @@ pub enum ShardCommand {
         /// The sharded filter's name: the key of its descriptor hash.
         name: String,
     },
-    /// Deletes the members and the descriptor.
+    /// Deletes the members that exist and the descriptor, saying which members were
+    /// missing (keys of another type at member names are left alone).
     Drop {
         /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db]
         /// (the password may come from REDISCLI_AUTH instead).
         url: String,
         /// The sharded filter's name: the key of its descriptor hash.
         name: String,
+        /// Also find (SCAN on every master) and delete member keys `{s<i>.<c>}:NAME` left
+        /// without a descriptor or beside it.
+        #[arg(long)]
+        force: bool,
     },
 }
 
@@ -284,17 +289,37 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
                 }
             }
         }
-        ShardCommand::Drop { url, name } => {
+        ShardCommand::Drop { url, name, force } => {
             let mut conn = connect::open(&url)?;
-            let descriptor = Descriptor::open(&mut conn, &name)?;
-            descriptor.drop_all(&mut conn)?;
+            let dropped = redbloom_client::shard_drop::drop_filter(&mut conn, &name, force)?;
             if json {
+                let kept: Vec<_> = dropped
+                    .kept
+                    .iter()
+                    .map(|(k, t)| json!({"key": k, "type": t}))
+                    .collect();
                 say!(
                     "{}",
-                    json!({"dropped": name, "members": descriptor.members.len()})
+                    json!({"dropped": name, "descriptor": dropped.descriptor, "members": dropped.deleted.len(),
+                           "deleted": dropped.deleted, "missing": dropped.missing, "kept": kept})
                 );
             } else {
-                say!("dropped {name} ({} members)", descriptor.members.len());
+                let mut line = format!("dropped {name} ({} members", dropped.deleted.len());
+                if !dropped.missing.is_empty() {
+                    line += &format!("; missing: {}", dropped.missing.join(", "));
+                }
+                if !dropped.kept.is_empty() {
+                    let kept: Vec<String> = dropped
+                        .kept
+                        .iter()
+                        .map(|(k, t)| format!("{k} (a {t})"))
+                        .collect();
+                    line += &format!("; not filters, left: {}", kept.join(", "));
+                }
+                if !dropped.descriptor {
+                    line += "; no descriptor";
+                }
+                say!("{line})");
             }
         }
     }

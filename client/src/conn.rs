@@ -272,6 +272,63 @@ impl Conn {
         }
     }
 
+    /// Every key matching `pattern` (SCAN MATCH) on the server, or on every master of a
+    /// cluster (each asked over its own connection).
+    pub fn scan_keys(&mut self, pattern: &str) -> Result<Vec<String>> {
+        fn scan(
+            conn: &mut impl ConnectionLike,
+            pattern: &str,
+            out: &mut Vec<String>,
+        ) -> redis::RedisResult<()> {
+            let mut cursor = 0u64;
+            loop {
+                let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+                    .arg(cursor)
+                    .arg("MATCH")
+                    .arg(pattern)
+                    .arg("COUNT")
+                    .arg(1000)
+                    .query(conn)?;
+                out.extend(keys);
+                if next == 0 {
+                    return Ok(());
+                }
+                cursor = next;
+            }
+        }
+        let mut out = Vec::new();
+        if !self.is_cluster() {
+            let mut conn = connect_single(&self.info, self.timeout)?;
+            scan(&mut conn, pattern, &mut out)?;
+            return Ok(out);
+        }
+        for node in self.nodes.clone() {
+            let mut info = redis::IntoConnectionInfo::into_connection_info(node.as_str())?;
+            let mut settings = info.redis_settings().clone();
+            if let Some(user) = &self.username {
+                settings = settings.set_username(user);
+            }
+            if let Some(password) = &self.password {
+                settings = settings.set_password(password);
+            }
+            info = info.set_redis_settings(settings);
+            let mut conn = connect_single(&info, self.timeout)?;
+            let role: Vec<Value> = redis::cmd("ROLE").query(&mut conn)?;
+            if role
+                .first()
+                .cloned()
+                .and_then(|v| String::from_redis_value(v).ok())
+                .as_deref()
+                == Some("master")
+            {
+                scan(&mut conn, pattern, &mut out)?;
+            }
+        }
+        out.sort();
+        out.dedup();
+        Ok(out)
+    }
+
     /// `host:port` of the master serving `slot` (a single server: its URL's), for errors.
     pub fn node_of(&mut self, slot: u16) -> String {
         if !self.is_cluster() {
