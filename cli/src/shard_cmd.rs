@@ -212,15 +212,23 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             // Answers are printed batch after batch, as the input streams.
             let mut answers = Answers::new(json);
             let mut done = 0u64;
-            input::for_each_input(&items, file.as_deref(), true, |batch| {
+            let outcome = input::for_each_input(&items, file.as_deref(), true, |batch| {
                 let replies = descriptor.exists_after(&mut conn, batch, done, &mut |n| {
                     bar.set_position(done + n as u64)
                 })?;
-                answers.print(&replies);
                 done += batch.len() as u64;
-                Ok(())
-            })?;
+                if answers.print(&replies) {
+                    Ok(())
+                } else {
+                    Err(stdout_closed())
+                }
+            });
             bar.finish_and_clear();
+            match outcome {
+                // The reader went away: nothing more to answer.
+                Err(e) if e == stdout_closed() => return Ok(()),
+                other => other?,
+            };
             answers.finish();
         }
         ShardCommand::Load { url, name, file } => {
@@ -353,18 +361,24 @@ impl Answers {
         Answers { json, printed: 0 }
     }
 
-    pub fn print(&mut self, replies: &[i64]) {
+    /// Prints `replies` (flushed, so a reader sees them at once); false when standard
+    /// output is closed (e.g. `| head -1`): the command then stops.
+    pub fn print(&mut self, replies: &[i64]) -> bool {
         use std::io::Write;
         let stdout = std::io::stdout();
         let mut out = std::io::BufWriter::new(stdout.lock());
         for r in replies {
-            let _ = match (self.json, self.printed) {
+            let written = match (self.json, self.printed) {
                 (false, _) => writeln!(out, "{r}"),
                 (true, 0) => write!(out, "[{r}"),
                 (true, _) => write!(out, ",{r}"),
             };
+            if written.is_err() {
+                return false;
+            }
             self.printed += 1;
         }
+        out.flush().is_ok()
     }
 
     /// Closes the JSON array (`[]` when there were no answers).
@@ -378,6 +392,12 @@ impl Answers {
 /// All the answers at once ([`Answers`]).
 pub fn print_answers(replies: &[i64], json: bool) {
     let mut answers = Answers::new(json);
-    answers.print(replies);
-    answers.finish();
+    if answers.print(replies) {
+        answers.finish();
+    }
+}
+
+/// What stops a command whose standard output was closed.
+fn stdout_closed() -> Error {
+    Error::new("standard output closed")
 }

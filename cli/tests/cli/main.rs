@@ -13,3 +13,4 @@ mod load;
 mod proxy;
 mod shard_errors;
 mod snapshot;
+mod streaming;
