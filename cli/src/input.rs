@@ -1,7 +1,7 @@
 //! Items from the command line, a file (one item per line; a trailing `\r` is dropped) or
 //! standard input, and the progress bar (only when standard error is a terminal).
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{HumanCount, ProgressBar, ProgressState, ProgressStyle};
 use redbloom_client::{Error, Result};
 use std::io::{ErrorKind, IsTerminal, Read};
 use std::path::Path;
@@ -200,17 +200,24 @@ pub fn items(args: &[String], file: Option<&Path>, stdin_default: bool) -> Resul
 }
 
 /// A count of the items done on standard error (the input streams, so there is no total),
-/// hidden when it is not a terminal.
+/// with a rate rounded to whole items a second; hidden when it is not a terminal.
 pub fn progress(what: &str) -> ProgressBar {
     if !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::new_spinner();
     bar.set_style(
-        ProgressStyle::with_template("{spinner} {msg}: {pos} items, {per_sec}")
-            .expect("a valid template"),
+        ProgressStyle::with_template("{spinner} {msg}: {human_pos} items, {rate}")
+            .expect("a valid template")
+            .with_key(
+                "rate",
+                |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = write!(w, "{} items/s", HumanCount(state.per_sec().round() as u64));
+                },
+            ),
     );
     bar.set_message(what.to_string());
+    bar.enable_steady_tick(Duration::from_millis(200));
     bar
 }
 

@@ -236,7 +236,15 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             let descriptor = Descriptor::open(&mut conn, &name)?;
             // Streamed as `load` streams: the members' filters and one read are held.
             let mut loading = descriptor.start_load(&mut conn)?;
-            let items = input::for_each_batch(file.as_deref(), |batch| loading.add(batch))?;
+            let reading = input::progress("build");
+            let mut read = 0;
+            let items = input::for_each_batch(file.as_deref(), |batch| {
+                loading.add(batch)?;
+                read += batch.len() as u64;
+                reading.set_position(read);
+                Ok(())
+            })?;
+            reading.finish_and_clear();
             signals::catch();
             let bar = input::bytes_progress("ship", loading.dump_bytes());
             loading.finish(
