@@ -32,6 +32,10 @@ pub struct Conn {
     pub retry_for: Duration,
     /// Fresh connections made since the first ([`Conn::reconnects`]).
     reconnects: u64,
+    /// Whether a [`Conn::pipeline_replicated`] was confirmed already: from then on a master
+    /// without enough replicas is waited for (a failover's new master gets its replica
+    /// back), before it fails at once.
+    replicated_once: bool,
 }
 
 /// [`Conn::open`]'s timeout: for connecting, each write and each reply.
@@ -119,6 +123,7 @@ impl Conn {
             inner: None,
             retry_for: Duration::from_secs(60),
             reconnects: 0,
+            replicated_once: false,
         };
         if !cluster_info.contains("cluster_enabled:1") {
             conn.inner = Some(Inner::Single(single));
@@ -369,8 +374,10 @@ impl Conn {
     /// [`Conn::pipeline_at`], then `WAIT replicas` on the master of each of `keys`' slots;
     /// when a master does not confirm (it failed over, or its replicas lag), the pipeline is
     /// sent again (the commands must be idempotent: adding an item twice to a Bloom filter
-    /// is), for at most [`Conn::retry_for`]. A master with fewer replicas than asked for
-    /// (INFO replication's `connected_slaves`) fails at once; the errors name the node.
+    /// is), for at most [`Conn::retry_for`]. Until a first round was confirmed, a master
+    /// with fewer replicas than asked for (INFO replication's `connected_slaves`) fails at
+    /// once (later, after a failover, its new replica is waited for); the errors name the
+    /// node.
     pub fn pipeline_replicated(
         &mut self,
         cmds: &[Cmd],
@@ -399,7 +406,7 @@ impl Conn {
                         .and_then(|n| n.trim().parse::<u32>().ok())
                 });
                 let node = self.node_of(slot);
-                if let Some(n) = connected.filter(|&n| n < replicas) {
+                if let Some(n) = connected.filter(|&n| n < replicas && !self.replicated_once) {
                     return Err(whole(Error::new(format!(
                         "--wait-replicas {replicas}: {node} (the master of {key}) has {n} replica(s)"
                     ))));
@@ -408,6 +415,7 @@ impl Conn {
                 break;
             }
             let Some(node) = waiting else {
+                self.replicated_once = true;
                 return Ok(values);
             };
             if started.elapsed() > self.retry_for {
