@@ -22,6 +22,9 @@ pub struct Conn {
     info: redis::ConnectionInfo,
     /// Connecting, each write and each reply must take at most this long.
     timeout: Duration,
+    /// The CA certificate (PEM) a `rediss://` server's certificate is checked against
+    /// (`None`: the system's trusted roots).
+    tls_ca: Option<Vec<u8>>,
     /// Every node's `redis://host:port` (a cluster), so a reconnection does not depend on
     /// the node of the URL staying up.
     nodes: Vec<String>,
@@ -98,6 +101,14 @@ impl Conn {
     /// [`Conn::open`] with `timeout` for connecting, each write and each reply. A URL
     /// without a password takes the one in `REDISCLI_AUTH`, if set.
     pub fn open_with(url: &str, timeout: Duration) -> Result<Conn> {
+        Conn::open_tls(url, timeout, None)
+    }
+
+    /// [`Conn::open_with`], a `rediss://` server's certificate checked against the CA
+    /// certificate `tls_ca` (PEM; `None`: the system's trusted roots).
+    pub fn open_tls(url: &str, timeout: Duration, tls_ca: Option<Vec<u8>>) -> Result<Conn> {
+        // rustls needs its crypto provider chosen once per process (an error: chosen already).
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let fail = |e: redis::RedisError| open_error(url, timeout, &e);
         let mut info = redis::IntoConnectionInfo::into_connection_info(url).map_err(fail)?;
         if info.redis_settings().password().is_none() {
@@ -107,7 +118,7 @@ impl Conn {
             }
         }
         let settings = info.redis_settings().clone();
-        let single = connect_single(&info, timeout).map_err(fail)?;
+        let single = connect_single(&info, timeout, tls_ca.as_deref()).map_err(fail)?;
         let mut single = single;
         let cluster_info: String = redis::cmd("INFO")
             .arg("cluster")
@@ -117,6 +128,7 @@ impl Conn {
             url: url.to_string(),
             info,
             timeout,
+            tls_ca,
             nodes: Vec::new(),
             username: settings.username().map(str::to_string),
             password: settings.password().map(str::to_string),
@@ -157,6 +169,11 @@ impl Conn {
         if let Some(password) = &self.password {
             builder = builder.password(password);
         }
+        if matches!(self.info.addr(), redis::ConnectionAddr::TcpTls { .. }) {
+            builder = builder
+                .tls(redis::TlsMode::Secure)
+                .certs(certificates(self.tls_ca.as_deref()));
+        }
         builder.build()?.get_connection()
     }
 
@@ -180,7 +197,11 @@ impl Conn {
             }
             Inner::Cluster(Box::new(conn))
         } else {
-            Inner::Single(connect_single(&self.info, self.timeout)?)
+            Inner::Single(connect_single(
+                &self.info,
+                self.timeout,
+                self.tls_ca.as_deref(),
+            )?)
         };
         self.inner = Some(inner);
         Ok(())
@@ -303,11 +324,17 @@ impl Conn {
         }
         let mut out = Vec::new();
         if !self.is_cluster() {
-            let mut conn = connect_single(&self.info, self.timeout)?;
+            let mut conn = connect_single(&self.info, self.timeout, self.tls_ca.as_deref())?;
             scan(&mut conn, pattern, &mut out)?;
             return Ok(out);
         }
+        let tls = matches!(self.info.addr(), redis::ConnectionAddr::TcpTls { .. });
         for node in self.nodes.clone() {
+            let node = if tls {
+                node.replacen("redis://", "rediss://", 1)
+            } else {
+                node
+            };
             let mut info = redis::IntoConnectionInfo::into_connection_info(node.as_str())?;
             let mut settings = info.redis_settings().clone();
             if let Some(user) = &self.username {
@@ -317,7 +344,7 @@ impl Conn {
                 settings = settings.set_password(password);
             }
             info = info.set_redis_settings(settings);
-            let mut conn = connect_single(&info, self.timeout)?;
+            let mut conn = connect_single(&info, self.timeout, self.tls_ca.as_deref())?;
             let role: Vec<Value> = redis::cmd("ROLE").query(&mut conn)?;
             if role
                 .first()
@@ -458,12 +485,26 @@ impl Conn {
     }
 }
 
+/// The certificates of a TLS connection: the server's checked against `ca` (PEM) or the
+/// system's roots.
+fn certificates(ca: Option<&[u8]>) -> redis::TlsCertificates {
+    redis::TlsCertificates {
+        client_tls: None,
+        root_cert: ca.map(<[u8]>::to_vec),
+    }
+}
+
 /// A connection to one server, every read and write within `timeout`.
 fn connect_single(
     info: &redis::ConnectionInfo,
     timeout: Duration,
+    tls_ca: Option<&[u8]>,
 ) -> redis::RedisResult<redis::Connection> {
-    let client = redis::Client::open(info.clone())?;
+    let client = if matches!(info.addr(), redis::ConnectionAddr::TcpTls { .. }) {
+        redis::Client::build_with_tls(info.clone(), certificates(tls_ca))?
+    } else {
+        redis::Client::open(info.clone())?
+    };
     let conn = client.get_connection_with_timeout(timeout)?;
     conn.set_read_timeout(Some(timeout))?;
     conn.set_write_timeout(Some(timeout))?;
