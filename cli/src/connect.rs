@@ -21,11 +21,17 @@ pub fn set_tls_ca(file: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Connects to `url` (a server or any node of a cluster) within the timeout.
+/// Connects to `url` (a server or any node of a cluster) within the timeout; what a
+/// retried command waits for is told on standard error.
 pub fn open(url: &str) -> Result<Conn> {
-    Conn::open_tls(
+    let mut conn = Conn::open_tls(
         url,
         *TIMEOUT.get_or_init(|| redbloom_client::conn::DEFAULT_TIMEOUT),
         TLS_CA.get().cloned(),
-    )
+    )?;
+    conn.notice = Some(|text| {
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr().lock(), "redbloom: {text}");
+    });
+    Ok(conn)
 }

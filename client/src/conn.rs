@@ -39,7 +39,15 @@ pub struct Conn {
     /// without enough replicas is waited for (a failover's new master gets its replica
     /// back), before it fails at once.
     replicated_once: bool,
+    /// Told, every few seconds, what a retried pipeline waits for (CLUSTERDOWN, LOADING,
+    /// a lost connection…); the CLI prints it on standard error.
+    pub notice: Option<fn(&str)>,
 }
+
+/// A retried pipeline is told of ([`Conn::notice`]) after this long, and again every
+/// [`NOTICE_EVERY`].
+const NOTICE_AFTER: Duration = Duration::from_secs(1);
+const NOTICE_EVERY: Duration = Duration::from_secs(5);
 
 /// [`Conn::open`]'s timeout: for connecting, each write and each reply.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -136,6 +144,7 @@ impl Conn {
             retry_for: Duration::from_secs(60),
             reconnects: 0,
             replicated_once: false,
+            notice: None,
         };
         if !cluster_info.contains("cluster_enabled:1") {
             conn.inner = Some(Inner::Single(single));
@@ -244,6 +253,7 @@ impl Conn {
         }
         let started = Instant::now();
         let mut pause = Duration::from_millis(50);
+        let mut last_notice: Option<Instant> = None;
         let whole = |error: Error| Failure { index: None, error };
         loop {
             let outcome = self.send(cmds);
@@ -287,6 +297,29 @@ impl Conn {
             };
             if !retry {
                 return outcome.map_err(|e| whole(Error::from(e)));
+            }
+            if let Some(notice) = self.notice {
+                let waited = started.elapsed();
+                if waited >= NOTICE_AFTER
+                    && last_notice.is_none_or(|t: Instant| t.elapsed() >= NOTICE_EVERY)
+                {
+                    let what = match (&refused, &outcome) {
+                        (Some((_, text)), _) => text.clone(),
+                        (None, Err(e)) => e.to_string(),
+                        (None, Ok(_)) => String::new(),
+                    };
+                    let whom = if self.is_cluster() {
+                        "the cluster".to_string()
+                    } else {
+                        self.info.addr().to_string()
+                    };
+                    notice(&crate::error::redact(&format!(
+                        "waiting for {whom}: {what} ({} s so far; giving up after {} s)",
+                        waited.as_secs(),
+                        self.retry_for.as_secs()
+                    )));
+                    last_notice = Some(Instant::now());
+                }
             }
             std::thread::sleep(pause);
             pause = (pause * 2).min(Duration::from_millis(500));

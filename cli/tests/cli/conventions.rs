@@ -309,3 +309,41 @@ fn rediss_urls_speak_tls() {
         run.stderr
     );
 }
+
+/// A command retried over MASTERDOWN (as over CLUSTERDOWN, LOADING, a lost connection) says
+/// on standard error what it waits for, within a few seconds (issue 33: it was silent).
+#[test]
+fn retries_say_what_they_wait_for() {
+    let dead = free_port().to_string();
+    let replica = Server::start_with(&[
+        "--replicaof",
+        "127.0.0.1",
+        &dead,
+        "--replica-serve-stale-data",
+        "no",
+    ]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_redbloom"))
+        .args(["inspect", &url(&replica), "k"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in stderr.lines() {
+            let _ = tx.send(line.unwrap());
+        }
+    });
+    let line = lines.recv_timeout(Duration::from_secs(5));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let line = line.expect("no notice within 5 s");
+    let expected = format!(
+        "redbloom: waiting for 127.0.0.1:{}: MASTERDOWN ",
+        replica.port
+    );
+    assert!(line.starts_with(&expected), "{line}");
+    assert!(line.ends_with(" s so far; giving up after 60 s)"), "{line}");
+}
