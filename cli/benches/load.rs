@@ -13,6 +13,10 @@
 //!   12-member sharded filter on a 3-master cluster, against BF.MADD / BF.MEXISTS of one key
 //!   on one server (same batching).
 //!
+//! - memory: the peak resident memory (VmHWM) of the `redbloom load` binary loading the
+//!   `LOAD_ITEMS` items from a file into a filter of `MEMORY_CAPACITY` (default 400M, ~550
+//!   MB), against the filter's size (MEMORY USAGE).
+//!
 //! `BENCH_ROUNDS` (default 3) rounds; each reports both sides and their ratio; the medians
 //! close the report.
 
@@ -94,9 +98,10 @@ fn main() {
     let rounds = env("BENCH_ROUNDS", 3);
     let n = env("LOAD_ITEMS", 10_000_000);
     let shard_n = env("SHARD_ITEMS", 1_000_000);
-    let items: Vec<Vec<u8>> = (0..n.max(shard_n))
+    let all_items: Vec<Vec<u8>> = (0..n.max(shard_n))
         .map(|i| format!("item:{i}").into_bytes())
         .collect();
+    let items = &all_items;
     let spec = FilterSpec {
         family: Family::Bf,
         error_rate: 0.01,
@@ -218,5 +223,69 @@ fn main() {
         "sharded / one key median ratios: add {:.2}, exists {:.2}",
         median(add_ratios),
         median(exists_ratios)
+    );
+
+    drop(cluster);
+    drop(single);
+    peak_memory(&all_items[..n], env("MEMORY_CAPACITY", 400_000_000) as u64);
+}
+
+/// `redbloom load` of `items` from a file into a filter of `capacity` (default 400M: a
+/// filter of ~550 MB, which the items' bits make resident throughout): its peak resident
+/// memory (VmHWM, read from /proc until it exits; the mark only grows) against the
+/// filter's MEMORY USAGE.
+fn peak_memory(items: &[Vec<u8>], capacity: u64) {
+    let server = Server::start();
+    let dir = support::TempDir::new("bench-load-memory");
+    let file = dir.0.join("items.txt");
+    let mut text = Vec::new();
+    for item in items {
+        text.extend_from_slice(item);
+        text.push(b'\n');
+    }
+    std::fs::write(&file, text).unwrap();
+    let url = format!("redis://127.0.0.1:{}/", server.port);
+    let capacity = capacity.to_string();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_redbloom"))
+        .args([
+            "load",
+            &url,
+            "big",
+            "--error-rate",
+            "0.01",
+            "--capacity",
+            &capacity,
+        ])
+        .arg("--file")
+        .arg(&file)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let status_file = format!("/proc/{}/status", child.id());
+    let mut peak_kb = 0u64;
+    while child.try_wait().unwrap().is_none() {
+        if let Ok(status) = std::fs::read_to_string(&status_file) {
+            if let Some(kb) = status
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
+            {
+                peak_kb = peak_kb.max(kb);
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let mut conn = server.client();
+    let bytes: u64 = redis::cmd("MEMORY")
+        .arg("USAGE")
+        .arg("big")
+        .query(&mut conn)
+        .unwrap();
+    println!(
+        "redbloom load of {} items: peak RSS {:.1} MiB for a {:.1} MiB filter: {:.2}x",
+        items.len(),
+        peak_kb as f64 / 1024.0,
+        bytes as f64 / (1 << 20) as f64,
+        peak_kb as f64 * 1024.0 / bytes as f64
     );
 }

@@ -1,10 +1,12 @@
 //! Items from the command line, a file (one item per line; a trailing `\r` is dropped) or
 //! standard input, and the progress bar (only when standard error is a terminal).
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{HumanCount, ProgressBar, ProgressState, ProgressStyle};
 use redbloom_client::{Error, Result};
 use std::io::{ErrorKind, IsTerminal, Read};
 use std::path::Path;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::Duration;
 
 /// Bytes read at a time by [`for_each_batch`] (more when one line is longer).
 const READ_BYTES: usize = if cfg!(test) { 16 } else { 16 << 20 };
@@ -26,20 +28,107 @@ pub fn line_slices(data: &[u8]) -> Vec<&[u8]> {
     items
 }
 
+/// How long standard input may pause before the lines read so far are a batch (so that
+/// `tail -f log | redbloom shard exists …` answers as lines come).
+const PAUSE: Duration = Duration::from_millis(50);
+
+/// What one read gave.
+enum Got {
+    Data(usize),
+    End,
+    /// Standard input gave nothing for [`PAUSE`].
+    Paused,
+}
+
+/// A file, or standard input read on a thread of its own (so a pause can be seen).
+enum Source {
+    File(std::fs::File),
+    Stdin {
+        chunks: Receiver<std::io::Result<Vec<u8>>>,
+        pending: Vec<u8>,
+        at: usize,
+    },
+}
+
+impl Source {
+    fn open(file: Option<&Path>) -> Result<Source> {
+        if let Some(path) = file.filter(|p| *p != Path::new("-")) {
+            return std::fs::File::open(path)
+                .map(Source::File)
+                .map_err(|e| Error::file(format!("cannot read {}: {e}", path.display())));
+        }
+        let (tx, rx) = std::sync::mpsc::sync_channel(16);
+        std::thread::spawn(move || {
+            let mut stdin = std::io::stdin().lock();
+            loop {
+                let mut chunk = vec![0u8; 1 << 20];
+                let outcome = match stdin.read(&mut chunk) {
+                    Ok(n) => {
+                        chunk.truncate(n);
+                        Ok(chunk)
+                    }
+                    Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                    Err(e) => Err(e),
+                };
+                let last = !matches!(&outcome, Ok(c) if !c.is_empty());
+                if tx.send(outcome).is_err() || last {
+                    return;
+                }
+            }
+        });
+        Ok(Source::Stdin {
+            chunks: rx,
+            pending: Vec::new(),
+            at: 0,
+        })
+    }
+
+    fn read(&mut self, out: &mut [u8]) -> Result<Got> {
+        let fail = |e: std::io::Error| Error::new(format!("cannot read the input: {e}"));
+        match self {
+            Source::File(file) => loop {
+                match file.read(out) {
+                    Ok(0) => return Ok(Got::End),
+                    Ok(n) => return Ok(Got::Data(n)),
+                    Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(fail(e)),
+                }
+            },
+            Source::Stdin {
+                chunks,
+                pending,
+                at,
+            } => {
+                if *at == pending.len() {
+                    match chunks.recv_timeout(PAUSE) {
+                        Ok(Ok(chunk)) if chunk.is_empty() => return Ok(Got::End),
+                        Ok(Ok(chunk)) => {
+                            *pending = chunk;
+                            *at = 0;
+                        }
+                        Ok(Err(e)) => return Err(fail(e)),
+                        Err(RecvTimeoutError::Timeout) => return Ok(Got::Paused),
+                        Err(RecvTimeoutError::Disconnected) => return Ok(Got::End),
+                    }
+                }
+                let n = out.len().min(pending.len() - *at);
+                out[..n].copy_from_slice(&pending[*at..*at + n]);
+                *at += n;
+                Ok(Got::Data(n))
+            }
+        }
+    }
+}
+
 /// Calls `f` with the items of `file` (`-` or none: standard input), a batch of whole lines
 /// at a time, in order, split as [`line_slices`] splits the whole input — without holding
-/// it: a batch is the whole lines of [`READ_BYTES`] read. Returns how many items there were.
+/// it: a batch is the whole lines of [`READ_BYTES`] read, or (standard input) those read
+/// before a pause of [`PAUSE`]. Returns how many items there were.
 pub fn for_each_batch(
     file: Option<&Path>,
     mut f: impl FnMut(&[&[u8]]) -> Result<()>,
 ) -> Result<u64> {
-    let mut input: Box<dyn Read> = match file {
-        Some(path) if path != Path::new("-") => Box::new(
-            std::fs::File::open(path)
-                .map_err(|e| Error::new(format!("cannot read {}: {e}", path.display())))?,
-        ),
-        _ => Box::new(std::io::stdin().lock()),
-    };
+    let mut input = Source::open(file)?;
     let mut buf = vec![0u8; READ_BYTES];
     let (mut filled, mut count) = (0, 0u64);
     loop {
@@ -47,17 +136,18 @@ pub fn for_each_batch(
             // A line longer than the buffer: room for more of it.
             buf.resize(buf.len() * 2, 0);
         }
-        let read = match input.read(&mut buf[filled..]) {
-            Ok(read) => read,
-            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-            Err(e) => return Err(Error::new(format!("cannot read the input: {e}"))),
+        let (read, paused) = match input.read(&mut buf[filled..])? {
+            Got::Data(n) => (n, false),
+            Got::End => (0, false),
+            Got::Paused => (0, true),
         };
         filled += read;
         if read != 0 && filled < buf.len() {
             // A pipe gives 64 KiB a read: fill the buffer first, so batches stay large.
             continue;
         }
-        let whole = if read == 0 {
+        let end = read == 0 && !paused;
+        let whole = if end {
             filled
         } else {
             match memchr::memrchr(b'\n', &buf[..filled]) {
@@ -72,7 +162,7 @@ pub fn for_each_batch(
         }
         buf.copy_within(whole..filled, 0);
         filled -= whole;
-        if read == 0 {
+        if end {
             return Ok(count);
         }
     }
@@ -110,17 +200,24 @@ pub fn items(args: &[String], file: Option<&Path>, stdin_default: bool) -> Resul
 }
 
 /// A count of the items done on standard error (the input streams, so there is no total),
-/// hidden when it is not a terminal.
+/// with a rate rounded to whole items a second; hidden when it is not a terminal.
 pub fn progress(what: &str) -> ProgressBar {
     if !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::new_spinner();
     bar.set_style(
-        ProgressStyle::with_template("{spinner} {msg}: {pos} items, {per_sec}")
-            .expect("a valid template"),
+        ProgressStyle::with_template("{spinner} {msg}: {human_pos} items, {rate}")
+            .expect("a valid template")
+            .with_key(
+                "rate",
+                |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = write!(w, "{} items/s", HumanCount(state.per_sec().round() as u64));
+                },
+            ),
     );
     bar.set_message(what.to_string());
+    bar.enable_steady_tick(Duration::from_millis(200));
     bar
 }
 

@@ -51,11 +51,14 @@ pub fn run(args: LoadArgs, json: bool) -> Result<()> {
     // The input streams through the filter, a read at a time: what is held is the filter
     // and one read, whatever the input's size. Nothing is written before its end.
     let mut items = 0;
+    let reading = input::progress("build");
     input::for_each_batch(args.file.as_deref(), |batch| {
         built.add_within(batch, items, &limits)?;
         items += batch.len() as u64;
+        reading.set_position(items);
         Ok(())
     })?;
+    reading.finish_and_clear();
     let mut chunks = 1;
     built.for_each_chunk(|_, _| {
         chunks += 1;

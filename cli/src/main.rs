@@ -41,6 +41,10 @@ struct Cli {
     /// Seconds allowed for connecting to a server and for each of its replies.
     #[arg(long, global = true, default_value_t = 10.0, value_name = "SECONDS")]
     timeout: f64,
+    /// For rediss:// URLs: the CA certificate (PEM) the server's is checked against
+    /// (default: the system's trusted roots).
+    #[arg(long, global = true, value_name = "FILE")]
+    tls_ca: Option<std::path::PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -95,22 +99,35 @@ fn main() -> ExitCode {
         return ExitCode::from(USAGE);
     }
     connect::set_timeout(std::time::Duration::from_secs_f64(cli.timeout));
-    let outcome = match cli.command {
-        Command::Shard { command } => shard_cmd::run(command, cli.json),
-        Command::Load(args) => load_cmd::run(args, cli.json),
-        Command::Inspect { url, key } => inspect_cmd::run(&url, &key, cli.json),
-        Command::Export { url, key, file } => snapshot_cmd::export(&url, &key, &file, cli.json),
+    let outcome = match &cli.tls_ca {
+        Some(file) => connect::set_tls_ca(file),
+        None => Ok(()),
+    }
+    .and_then(|()| run(cli.command, cli.json));
+    finish(outcome, cli.json)
+}
+
+fn run(command: Command, json: bool) -> redbloom_client::Result<()> {
+    match command {
+        Command::Shard { command } => shard_cmd::run(command, json),
+        Command::Load(args) => load_cmd::run(args, json),
+        Command::Inspect { url, key } => inspect_cmd::run(&url, &key, json),
+        Command::Export { url, key, file } => snapshot_cmd::export(&url, &key, &file, json),
         Command::Check {
             snapshot,
             items,
             file,
-        } => snapshot_cmd::check(&snapshot, &items, file.as_deref(), cli.json),
-    };
+        } => snapshot_cmd::check(&snapshot, &items, file.as_deref(), json),
+    }
+}
+
+/// The exit code of `outcome`, its error printed (one line, or a JSON object).
+fn finish(outcome: redbloom_client::Result<()>, json: bool) -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             use std::io::Write as _;
-            let line = if cli.json {
+            let line = if json {
                 serde_json::json!({"error": {"kind": e.kind(), "message": e.message()}}).to_string()
             } else {
                 format!("redbloom: {e}")

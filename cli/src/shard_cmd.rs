@@ -132,13 +132,18 @@ pub enum ShardCommand {
         /// The sharded filter's name: the key of its descriptor hash.
         name: String,
     },
-    /// Deletes the members and the descriptor.
+    /// Deletes the members that exist and the descriptor, saying which members were
+    /// missing (keys of another type at member names are left alone).
     Drop {
         /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db]
         /// (the password may come from REDISCLI_AUTH instead).
         url: String,
         /// The sharded filter's name: the key of its descriptor hash.
         name: String,
+        /// Also find (SCAN on every master) and delete member keys `{s<i>.<c>}:NAME` left
+        /// without a descriptor or beside it.
+        #[arg(long)]
+        force: bool,
     },
 }
 
@@ -208,15 +213,23 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             // Answers are printed batch after batch, as the input streams.
             let mut answers = Answers::new(json);
             let mut done = 0u64;
-            input::for_each_input(&items, file.as_deref(), true, |batch| {
+            let outcome = input::for_each_input(&items, file.as_deref(), true, |batch| {
                 let replies = descriptor.exists_after(&mut conn, batch, done, &mut |n| {
                     bar.set_position(done + n as u64)
                 })?;
-                answers.print(&replies);
                 done += batch.len() as u64;
-                Ok(())
-            })?;
+                if answers.print(&replies) {
+                    Ok(())
+                } else {
+                    Err(stdout_closed())
+                }
+            });
             bar.finish_and_clear();
+            match outcome {
+                // The reader went away: nothing more to answer.
+                Err(e) if e == stdout_closed() => return Ok(()),
+                other => other?,
+            };
             answers.finish();
         }
         ShardCommand::Load { url, name, file } => {
@@ -224,7 +237,15 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             let descriptor = Descriptor::open(&mut conn, &name)?;
             // Streamed as `load` streams: the members' filters and one read are held.
             let mut loading = descriptor.start_load(&mut conn)?;
-            let items = input::for_each_batch(file.as_deref(), |batch| loading.add(batch))?;
+            let reading = input::progress("build");
+            let mut read = 0;
+            let items = input::for_each_batch(file.as_deref(), |batch| {
+                loading.add(batch)?;
+                read += batch.len() as u64;
+                reading.set_position(read);
+                Ok(())
+            })?;
+            reading.finish_and_clear();
             signals::catch();
             let bar = input::bytes_progress("ship", loading.dump_bytes());
             loading.finish(
@@ -285,17 +306,37 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
                 }
             }
         }
-        ShardCommand::Drop { url, name } => {
+        ShardCommand::Drop { url, name, force } => {
             let mut conn = connect::open(&url)?;
-            let descriptor = Descriptor::open(&mut conn, &name)?;
-            descriptor.drop_all(&mut conn)?;
+            let dropped = redbloom_client::shard_drop::drop_filter(&mut conn, &name, force)?;
             if json {
+                let kept: Vec<_> = dropped
+                    .kept
+                    .iter()
+                    .map(|(k, t)| json!({"key": k, "type": t}))
+                    .collect();
                 say!(
                     "{}",
-                    json!({"dropped": name, "members": descriptor.members.len()})
+                    json!({"dropped": name, "descriptor": dropped.descriptor, "members": dropped.deleted.len(),
+                           "deleted": dropped.deleted, "missing": dropped.missing, "kept": kept})
                 );
             } else {
-                say!("dropped {name} ({} members)", descriptor.members.len());
+                let mut line = format!("dropped {name} ({} members", dropped.deleted.len());
+                if !dropped.missing.is_empty() {
+                    line += &format!("; missing: {}", dropped.missing.join(", "));
+                }
+                if !dropped.kept.is_empty() {
+                    let kept: Vec<String> = dropped
+                        .kept
+                        .iter()
+                        .map(|(k, t)| format!("{k} (a {t})"))
+                        .collect();
+                    line += &format!("; not filters, left: {}", kept.join(", "));
+                }
+                if !dropped.descriptor {
+                    line += "; no descriptor";
+                }
+                say!("{line})");
             }
         }
     }
@@ -329,18 +370,24 @@ impl Answers {
         Answers { json, printed: 0 }
     }
 
-    pub fn print(&mut self, replies: &[i64]) {
+    /// Prints `replies` (flushed, so a reader sees them at once); false when standard
+    /// output is closed (e.g. `| head -1`): the command then stops.
+    pub fn print(&mut self, replies: &[i64]) -> bool {
         use std::io::Write;
         let stdout = std::io::stdout();
         let mut out = std::io::BufWriter::new(stdout.lock());
         for r in replies {
-            let _ = match (self.json, self.printed) {
+            let written = match (self.json, self.printed) {
                 (false, _) => writeln!(out, "{r}"),
                 (true, 0) => write!(out, "[{r}"),
                 (true, _) => write!(out, ",{r}"),
             };
+            if written.is_err() {
+                return false;
+            }
             self.printed += 1;
         }
+        out.flush().is_ok()
     }
 
     /// Closes the JSON array (`[]` when there were no answers).
@@ -354,6 +401,12 @@ impl Answers {
 /// All the answers at once ([`Answers`]).
 pub fn print_answers(replies: &[i64], json: bool) {
     let mut answers = Answers::new(json);
-    answers.print(replies);
-    answers.finish();
+    if answers.print(replies) {
+        answers.finish();
+    }
+}
+
+/// What stops a command whose standard output was closed.
+fn stdout_closed() -> Error {
+    Error::new("standard output closed")
 }

@@ -22,6 +22,9 @@ pub struct Conn {
     info: redis::ConnectionInfo,
     /// Connecting, each write and each reply must take at most this long.
     timeout: Duration,
+    /// The CA certificate (PEM) a `rediss://` server's certificate is checked against
+    /// (`None`: the system's trusted roots).
+    tls_ca: Option<Vec<u8>>,
     /// Every node's `redis://host:port` (a cluster), so a reconnection does not depend on
     /// the node of the URL staying up.
     nodes: Vec<String>,
@@ -32,7 +35,19 @@ pub struct Conn {
     pub retry_for: Duration,
     /// Fresh connections made since the first ([`Conn::reconnects`]).
     reconnects: u64,
+    /// Whether a [`Conn::pipeline_replicated`] was confirmed already: from then on a master
+    /// without enough replicas is waited for (a failover's new master gets its replica
+    /// back), before it fails at once.
+    replicated_once: bool,
+    /// Told, every few seconds, what a retried pipeline waits for (CLUSTERDOWN, LOADING,
+    /// a lost connection…); the CLI prints it on standard error.
+    pub notice: Option<fn(&str)>,
 }
+
+/// A retried pipeline is told of ([`Conn::notice`]) after this long, and again every
+/// [`NOTICE_EVERY`].
+const NOTICE_AFTER: Duration = Duration::from_secs(1);
+const NOTICE_EVERY: Duration = Duration::from_secs(5);
 
 /// [`Conn::open`]'s timeout: for connecting, each write and each reply.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -94,6 +109,14 @@ impl Conn {
     /// [`Conn::open`] with `timeout` for connecting, each write and each reply. A URL
     /// without a password takes the one in `REDISCLI_AUTH`, if set.
     pub fn open_with(url: &str, timeout: Duration) -> Result<Conn> {
+        Conn::open_tls(url, timeout, None)
+    }
+
+    /// [`Conn::open_with`], a `rediss://` server's certificate checked against the CA
+    /// certificate `tls_ca` (PEM; `None`: the system's trusted roots).
+    pub fn open_tls(url: &str, timeout: Duration, tls_ca: Option<Vec<u8>>) -> Result<Conn> {
+        // rustls needs its crypto provider chosen once per process (an error: chosen already).
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let fail = |e: redis::RedisError| open_error(url, timeout, &e);
         let mut info = redis::IntoConnectionInfo::into_connection_info(url).map_err(fail)?;
         if info.redis_settings().password().is_none() {
@@ -103,7 +126,7 @@ impl Conn {
             }
         }
         let settings = info.redis_settings().clone();
-        let single = connect_single(&info, timeout).map_err(fail)?;
+        let single = connect_single(&info, timeout, tls_ca.as_deref()).map_err(fail)?;
         let mut single = single;
         let cluster_info: String = redis::cmd("INFO")
             .arg("cluster")
@@ -113,12 +136,15 @@ impl Conn {
             url: url.to_string(),
             info,
             timeout,
+            tls_ca,
             nodes: Vec::new(),
             username: settings.username().map(str::to_string),
             password: settings.password().map(str::to_string),
             inner: None,
             retry_for: Duration::from_secs(60),
             reconnects: 0,
+            replicated_once: false,
+            notice: None,
         };
         if !cluster_info.contains("cluster_enabled:1") {
             conn.inner = Some(Inner::Single(single));
@@ -152,6 +178,11 @@ impl Conn {
         if let Some(password) = &self.password {
             builder = builder.password(password);
         }
+        if matches!(self.info.addr(), redis::ConnectionAddr::TcpTls { .. }) {
+            builder = builder
+                .tls(redis::TlsMode::Secure)
+                .certs(certificates(self.tls_ca.as_deref()));
+        }
         builder.build()?.get_connection()
     }
 
@@ -175,7 +206,11 @@ impl Conn {
             }
             Inner::Cluster(Box::new(conn))
         } else {
-            Inner::Single(connect_single(&self.info, self.timeout)?)
+            Inner::Single(connect_single(
+                &self.info,
+                self.timeout,
+                self.tls_ca.as_deref(),
+            )?)
         };
         self.inner = Some(inner);
         Ok(())
@@ -218,6 +253,7 @@ impl Conn {
         }
         let started = Instant::now();
         let mut pause = Duration::from_millis(50);
+        let mut last_notice: Option<Instant> = None;
         let whole = |error: Error| Failure { index: None, error };
         loop {
             let outcome = self.send(cmds);
@@ -262,6 +298,29 @@ impl Conn {
             if !retry {
                 return outcome.map_err(|e| whole(Error::from(e)));
             }
+            if let Some(notice) = self.notice {
+                let waited = started.elapsed();
+                if waited >= NOTICE_AFTER
+                    && last_notice.is_none_or(|t: Instant| t.elapsed() >= NOTICE_EVERY)
+                {
+                    let what = match (&refused, &outcome) {
+                        (Some((_, text)), _) => text.clone(),
+                        (None, Err(e)) => e.to_string(),
+                        (None, Ok(_)) => String::new(),
+                    };
+                    let whom = if self.is_cluster() {
+                        "the cluster".to_string()
+                    } else {
+                        self.info.addr().to_string()
+                    };
+                    notice(&crate::error::redact(&format!(
+                        "waiting for {whom}: {what} ({} s so far; giving up after {} s)",
+                        waited.as_secs(),
+                        self.retry_for.as_secs()
+                    )));
+                    last_notice = Some(Instant::now());
+                }
+            }
             std::thread::sleep(pause);
             pause = (pause * 2).min(Duration::from_millis(500));
             if let Err(e) = self.reconnect() {
@@ -270,6 +329,69 @@ impl Conn {
                 }
             }
         }
+    }
+
+    /// Every key matching `pattern` (SCAN MATCH) on the server, or on every master of a
+    /// cluster (each asked over its own connection).
+    pub fn scan_keys(&mut self, pattern: &str) -> Result<Vec<String>> {
+        fn scan(
+            conn: &mut impl ConnectionLike,
+            pattern: &str,
+            out: &mut Vec<String>,
+        ) -> redis::RedisResult<()> {
+            let mut cursor = 0u64;
+            loop {
+                let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+                    .arg(cursor)
+                    .arg("MATCH")
+                    .arg(pattern)
+                    .arg("COUNT")
+                    .arg(1000)
+                    .query(conn)?;
+                out.extend(keys);
+                if next == 0 {
+                    return Ok(());
+                }
+                cursor = next;
+            }
+        }
+        let mut out = Vec::new();
+        if !self.is_cluster() {
+            let mut conn = connect_single(&self.info, self.timeout, self.tls_ca.as_deref())?;
+            scan(&mut conn, pattern, &mut out)?;
+            return Ok(out);
+        }
+        let tls = matches!(self.info.addr(), redis::ConnectionAddr::TcpTls { .. });
+        for node in self.nodes.clone() {
+            let node = if tls {
+                node.replacen("redis://", "rediss://", 1)
+            } else {
+                node
+            };
+            let mut info = redis::IntoConnectionInfo::into_connection_info(node.as_str())?;
+            let mut settings = info.redis_settings().clone();
+            if let Some(user) = &self.username {
+                settings = settings.set_username(user);
+            }
+            if let Some(password) = &self.password {
+                settings = settings.set_password(password);
+            }
+            info = info.set_redis_settings(settings);
+            let mut conn = connect_single(&info, self.timeout, self.tls_ca.as_deref())?;
+            let role: Vec<Value> = redis::cmd("ROLE").query(&mut conn)?;
+            if role
+                .first()
+                .cloned()
+                .and_then(|v| String::from_redis_value(v).ok())
+                .as_deref()
+                == Some("master")
+            {
+                scan(&mut conn, pattern, &mut out)?;
+            }
+        }
+        out.sort();
+        out.dedup();
+        Ok(out)
     }
 
     /// `host:port` of the master serving `slot` (a single server: its URL's), for errors.
@@ -312,8 +434,10 @@ impl Conn {
     /// [`Conn::pipeline_at`], then `WAIT replicas` on the master of each of `keys`' slots;
     /// when a master does not confirm (it failed over, or its replicas lag), the pipeline is
     /// sent again (the commands must be idempotent: adding an item twice to a Bloom filter
-    /// is), for at most [`Conn::retry_for`]. A master with fewer replicas than asked for
-    /// (INFO replication's `connected_slaves`) fails at once; the errors name the node.
+    /// is), for at most [`Conn::retry_for`]. Until a first round was confirmed, a master
+    /// with fewer replicas than asked for (INFO replication's `connected_slaves`) fails at
+    /// once (later, after a failover, its new replica is waited for); the errors name the
+    /// node.
     pub fn pipeline_replicated(
         &mut self,
         cmds: &[Cmd],
@@ -342,7 +466,7 @@ impl Conn {
                         .and_then(|n| n.trim().parse::<u32>().ok())
                 });
                 let node = self.node_of(slot);
-                if let Some(n) = connected.filter(|&n| n < replicas) {
+                if let Some(n) = connected.filter(|&n| n < replicas && !self.replicated_once) {
                     return Err(whole(Error::new(format!(
                         "--wait-replicas {replicas}: {node} (the master of {key}) has {n} replica(s)"
                     ))));
@@ -351,6 +475,7 @@ impl Conn {
                 break;
             }
             let Some(node) = waiting else {
+                self.replicated_once = true;
                 return Ok(values);
             };
             if started.elapsed() > self.retry_for {
@@ -393,12 +518,26 @@ impl Conn {
     }
 }
 
+/// The certificates of a TLS connection: the server's checked against `ca` (PEM) or the
+/// system's roots.
+fn certificates(ca: Option<&[u8]>) -> redis::TlsCertificates {
+    redis::TlsCertificates {
+        client_tls: None,
+        root_cert: ca.map(<[u8]>::to_vec),
+    }
+}
+
 /// A connection to one server, every read and write within `timeout`.
 fn connect_single(
     info: &redis::ConnectionInfo,
     timeout: Duration,
+    tls_ca: Option<&[u8]>,
 ) -> redis::RedisResult<redis::Connection> {
-    let client = redis::Client::open(info.clone())?;
+    let client = if matches!(info.addr(), redis::ConnectionAddr::TcpTls { .. }) {
+        redis::Client::build_with_tls(info.clone(), certificates(tls_ca))?
+    } else {
+        redis::Client::open(info.clone())?
+    };
     let conn = client.get_connection_with_timeout(timeout)?;
     conn.set_read_timeout(Some(timeout))?;
     conn.set_write_timeout(Some(timeout))?;

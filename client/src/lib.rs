@@ -12,6 +12,8 @@ pub mod conn;
 pub mod error;
 pub mod family;
 pub mod shard;
+pub mod shard_drop;
+pub mod shard_io;
 pub mod shard_load;
 pub mod slot;
 

@@ -55,7 +55,8 @@ pub fn build_threads() -> NonZeroUsize {
 }
 
 impl Built {
-    /// An empty filter as `spec`'s RESERVE would make it, with `capacity`.
+    /// An empty filter as `spec`'s RESERVE makes it on a server with the default configs,
+    /// with `capacity` ([`crate::ship::reserved`] asks the server itself what it makes).
     pub fn new(spec: &FilterSpec, capacity: u64) -> Result<Built> {
         spec.validate()?;
         match spec.family {

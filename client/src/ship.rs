@@ -49,7 +49,10 @@ else
   if redis.call('EXISTS', KEYS[2]) == 0 then return -3 end
   local info = redis.call(ARGV[2], KEYS[2])
   for i = 1, #info - 1, 2 do
-    if info[i] == 'Number of items inserted' and info[i + 1] ~= 0 then return 0 end
+    -- Field names come as status replies (tables {ok = name}) or bulk strings.
+    local name = info[i]
+    if type(name) == 'table' then name = name['ok'] end
+    if name == 'Number of items inserted' and info[i + 1] ~= 0 then return 0 end
   end
 end
 if ARGV[3] == 'check' then return 1 end

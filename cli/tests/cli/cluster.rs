@@ -386,4 +386,34 @@ fn loads_rename_into_place_on_a_cluster() {
             7 + first + 1
         )
     );
+
+    // The damaged filter dropped: five members deleted, the one missing named; then members
+    // left without a descriptor found on every master by --force.
+    assert_eq!(
+        ok(&["shard", "drop", &u, "users"]),
+        format!("dropped users (5 members; missing: {victim})\n")
+    );
+    ok(&[
+        "shard",
+        "create",
+        &u,
+        "orphans",
+        "--shards",
+        "6",
+        "--error-rate",
+        "0.01",
+        "--capacity",
+        "600",
+    ]);
+    let _: i64 = conn.query(redis::cmd("DEL").arg("orphans")).unwrap();
+    assert_eq!(
+        ok(&["shard", "drop", &u, "orphans", "--force"]),
+        "dropped orphans (6 members; no descriptor)\n"
+    );
+    let mut left = Vec::new();
+    for port in cluster.masters(&[]) {
+        left.extend(cluster.node(port).raw().sorted_keys());
+    }
+    left.sort();
+    assert_eq!(left, ["a}b", "seen", "{user}:seen"]);
 }

@@ -257,3 +257,71 @@ fn an_interrupted_shard_load_leaves_the_members_empty_and_runs_again() {
     assert_eq!(answers.lines().count(), 5000);
     assert!(answers.lines().all(|l| l == "1"));
 }
+
+/// The rename at the end never overwrites: a key created during `load`'s ship, or a member
+/// that received items during `shard load`'s, is left as it is and the load fails, its
+/// temporary keys removed.
+#[test]
+fn targets_changed_during_the_ship_are_not_overwritten() {
+    let server = Server::start();
+    let proxy = Proxy::start(server.port, RATE);
+    let mut conn = server.raw();
+    let dir = TempDir::new("interrupt-race");
+    let file = dir.0.join("items.txt");
+    write_items(&file, items().into_iter());
+    let f = file.to_str().unwrap();
+    let slow = proxy.url();
+    let before = received(&mut conn);
+    let child = spawn(&[
+        "load",
+        &slow,
+        "k",
+        "--error-rate",
+        "0.01",
+        "--capacity",
+        CAPACITY,
+        "--file",
+        f,
+    ]);
+    wait_received(&mut conn, before, 8 << 20);
+    conn.call(&["SET", "k", "meanwhile"]);
+    let (status, run) = finish(child);
+    assert_eq!(status, Some(1));
+    assert_eq!(
+        run.stderr,
+        "redbloom: k: created by someone else during the load; left as it is\n"
+    );
+    assert_eq!(conn.call(&["GET", "k"]), Reply::bulk("meanwhile"));
+    assert_eq!(conn.sorted_keys(), ["k"]);
+
+    let u = url(&server);
+    ok(&[
+        "shard",
+        "create",
+        &u,
+        "s",
+        "--shards",
+        "2",
+        "--error-rate",
+        "0.01",
+        "--capacity",
+        CAPACITY,
+    ]);
+    let member = conn.call(&["HGET", "s", "member:1"]).text();
+    let before = received(&mut conn);
+    let child = spawn(&["shard", "load", &slow, "s", "--file", f]);
+    wait_received(&mut conn, before, 8 << 20);
+    assert_eq!(conn.call(&["BF.ADD", &member, "late"]), Reply::Int(1));
+    let (status, run) = finish(child);
+    assert_eq!(status, Some(1));
+    assert_eq!(
+        run.stderr,
+        format!("redbloom: s: {member}: received items during the load; left as it is\n")
+    );
+    assert_eq!(conn.call(&["BF.CARD", &member]), Reply::Int(1));
+    let other = conn.call(&["HGET", "s", "member:0"]).text();
+    assert_eq!(conn.call(&["BF.CARD", &other]), Reply::Int(0));
+    let mut keys = vec!["k".to_string(), "s".into(), member, other];
+    keys.sort();
+    assert_eq!(conn.sorted_keys(), keys);
+}

@@ -453,6 +453,37 @@ fn loads_follow_the_server_configs() {
         same(&mut conn, &member, &reference);
     }
 
+    // A sharded Cuckoo filter: each member as CF.RESERVE + CF.ADD of its share (bucket size 4).
+    ok(&[
+        "shard",
+        "create",
+        &u,
+        "c",
+        "--shards",
+        "2",
+        "--type",
+        "cf",
+        "--capacity",
+        "16000",
+    ]);
+    ok(&["shard", "load", &u, "c", "--file", f]);
+    let capacity = conn.call(&["HGET", "c", "member_capacity"]).text();
+    for m in 0..2u32 {
+        let member = conn.call(&["HGET", "c", &format!("member:{m}")]).text();
+        let reference = format!("ref-c{m}");
+        assert_eq!(
+            conn.call(&["CF.RESERVE", &reference, &capacity]),
+            Reply::ok()
+        );
+        let adds: Vec<Vec<String>> = list
+            .iter()
+            .filter(|i| redbloom_client::shard::route(i.as_bytes(), 2) == m)
+            .map(|i| vec!["CF.ADD".to_string(), reference.clone(), i.clone()])
+            .collect();
+        conn.pipeline(&adds);
+        same(&mut conn, &member, &reference);
+    }
+
     // bf-expansion-factor 0: the server's new filters are non-scaling, so are loaded ones.
     assert_eq!(
         conn.call(&["CONFIG", "SET", "bf.bf-expansion-factor", "0"]),

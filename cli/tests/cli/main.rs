@@ -15,3 +15,4 @@ mod proxy;
 mod shard_errors;
 mod shard_routing;
 mod snapshot;
+mod streaming;

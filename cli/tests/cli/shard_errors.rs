@@ -331,3 +331,50 @@ fn add_errors_name_the_member_node_and_item() {
         )
     );
 }
+
+/// `shard drop` of a damaged sharded filter removes what exists and says what was missing;
+/// members left without a descriptor are found and removed by `--force` (issue 33).
+#[test]
+fn drop_removes_what_exists_and_finds_orphans() {
+    let server = Server::start();
+    let u = url(&server);
+    let mut conn = server.raw();
+    create(&u, "f");
+    let members: Vec<String> = (0..4)
+        .map(|m| conn.call(&["HGET", "f", &format!("member:{m}")]).text())
+        .collect();
+    conn.call(&["DEL", &members[2]]);
+    conn.call(&["DEL", &members[3]]);
+    conn.call(&["SET", &members[3], "someone's"]);
+    conn.call(&["SET", "unrelated", "x"]);
+    assert_eq!(
+        ok(&["shard", "drop", &u, "f"]),
+        format!(
+            "dropped f (2 members; missing: {}; not filters, left: {} (a string))\n",
+            members[2], members[3]
+        )
+    );
+    assert_eq!(
+        conn.sorted_keys(),
+        ["unrelated".to_string(), members[3].clone()]
+    );
+    conn.call(&["DEL", &members[3]]);
+
+    // The descriptor lost: a plain drop says how to remove the members, --force does.
+    create(&u, "g");
+    ok(&["shard", "add", &u, "g", "a", "b"]);
+    conn.call(&["DEL", "g"]);
+    conn.call(&["BF.ADD", "{s0.0}:g2", "x"]);
+    assert_eq!(
+        fails(&["shard", "drop", &u, "g"]),
+        "redbloom: no sharded filter g (no such key); `shard drop --force` removes members left without a descriptor"
+    );
+    let out: serde_json::Value =
+        serde_json::from_str(&ok(&["--json", "shard", "drop", &u, "g", "--force"])).unwrap();
+    assert_eq!(out["members"], 4);
+    assert_eq!(out["descriptor"], false);
+    assert_eq!(
+        conn.sorted_keys(),
+        ["unrelated".to_string(), "{s0.0}:g2".to_string()]
+    );
+}
