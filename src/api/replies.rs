@@ -44,6 +44,22 @@ fn put_double(ctx: &Context, value: f64) {
     unsafe { raw::RedisModule_ReplyWithDouble.unwrap()(ctx.ctx, value) };
 }
 
+/// Replies with the simple string `+text` (`OK`, ...) without allocating: the redis-module
+/// crate's reply makes a `CString` of it, which is an allocation and a free per command
+/// (~300 instructions, as much as the reply itself). Text with a NUL byte is cut there.
+pub fn put_simple_string(ctx: &Context, text: &str) {
+    let mut buffer = [0u8; 64];
+    let bytes = text.as_bytes();
+    let bytes = &bytes[..bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len())];
+    if bytes.len() < buffer.len() {
+        buffer[..bytes.len()].copy_from_slice(bytes);
+        unsafe { raw::RedisModule_ReplyWithSimpleString.unwrap()(ctx.ctx, buffer.as_ptr().cast()) };
+    } else {
+        let text = CString::new(bytes).unwrap_or_default();
+        unsafe { raw::RedisModule_ReplyWithSimpleString.unwrap()(ctx.ctx, text.as_ptr()) };
+    }
+}
+
 /// Replies with one double (see [`put_double`]).
 pub fn reply_double(ctx: &Context, value: f64) -> RedisResult {
     put_double(ctx, value);
@@ -70,9 +86,16 @@ pub fn reply_bool(ctx: &Context, value: bool) -> RedisResult {
 }
 
 /// An array reply written element by element, without building the elements first.
+///
+/// The client's protocol is looked up only when an element needs it (an item, CF.INSERT's
+/// failure), never for integers, booleans, doubles or nulls, which the server writes in
+/// the client's protocol itself: the lookup, `RedisModule_GetContextFlags`, computes the
+/// server's memory state, and on Redis 8 with `enable-debug-command local` it also asks
+/// whether the client's connection is local (`getpeername`, `inet_ntop`: ~1,800
+/// instructions, doubling a CMS.QUERY).
 pub struct ArrayReply<'c> {
     ctx: &'c Context,
-    protocol: Protocol,
+    protocol: Option<Protocol>,
     count: usize,
     postponed: bool,
 }
@@ -83,7 +106,7 @@ impl<'c> ArrayReply<'c> {
         unsafe { raw::RedisModule_ReplyWithArray.unwrap()(ctx.ctx, len as std::os::raw::c_long) };
         ArrayReply {
             ctx,
-            protocol: Protocol::of(ctx),
+            protocol: None,
             count: 0,
             postponed: false,
         }
@@ -99,10 +122,16 @@ impl<'c> ArrayReply<'c> {
         };
         ArrayReply {
             ctx,
-            protocol: Protocol::of(ctx),
+            protocol: None,
             count: 0,
             postponed: true,
         }
+    }
+
+    /// The client's protocol, looked up on first use.
+    fn protocol(&mut self) -> Protocol {
+        let ctx = self.ctx;
+        *self.protocol.get_or_insert_with(|| Protocol::of(ctx))
     }
 
     pub fn integer(&mut self, value: i64) {
@@ -120,7 +149,7 @@ impl<'c> ArrayReply<'c> {
     /// (CF.INSERT: `None`, no space, is -1 there).
     pub fn boolean_or(&mut self, value: Option<bool>, resp2_failure: i64) {
         match value {
-            None if !self.protocol.booleans => self.integer(resp2_failure),
+            None if !self.protocol().booleans => self.integer(resp2_failure),
             value => self.boolean(value.unwrap_or(false)),
         }
     }
@@ -136,7 +165,8 @@ impl<'c> ArrayReply<'c> {
     /// (RedisBloom cuts the item at its NUL, or breaks the protocol): then a bulk string;
     /// for a RESP3 client a bulk string, as RedisBloom 2.6 replies.
     pub fn item(&mut self, item: &[u8]) {
-        let simple = !self.protocol.resp3 && !item.iter().any(|&b| matches!(b, 0 | b'\r' | b'\n'));
+        let simple =
+            !self.protocol().resp3 && !item.iter().any(|&b| matches!(b, 0 | b'\r' | b'\n'));
         match CString::new(item) {
             Ok(text) if simple => unsafe {
                 raw::RedisModule_ReplyWithSimpleString.unwrap()(self.ctx.ctx, text.as_ptr());
