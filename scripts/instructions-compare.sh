@@ -17,7 +17,7 @@ values100=$(for i in $(seq 1 100); do printf '%s.__rand_int__ ' "$i"; done)
 # name | setup (redis-cli lines split by ;) | warm-up command (empty: the command) | command | count
 workloads=(
   "PING||PING|PING|$n"
-  "GETBIT|SETBIT bits 1000000 0||GETBIT bits __rand_int__|$n"
+  "GETBIT|SETBIT bits 1000000 0||GETBIT bits 12345|$n"
   "BF.ADD|BF.RESERVE b 0.01 1000000||BF.ADD b i:__rand_int__|$n"
   "BF.EXISTS|BF.RESERVE b 0.01 1000000|BF.ADD b i:__rand_int__|BF.EXISTS b i:__rand_int__|$n"
   "CMS.INCRBY|CMS.INITBYDIM c 2000 5||CMS.INCRBY c i:__rand_int__ 1|$n"

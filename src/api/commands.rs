@@ -56,6 +56,8 @@ unsafe fn run_command(
             put_simple_string(&context, text);
             raw::REDISMODULE_OK as c_int
         }
+        // The handler wrote the reply (arrays, doubles, booleans).
+        Ok(RedisValue::NoReply) => raw::REDISMODULE_OK as c_int,
         reply => context.reply(reply) as c_int,
     }
 }

@@ -2,7 +2,7 @@
 //! clients.
 
 use redis_module::{raw, Context, RedisResult, RedisValue};
-use std::ffi::{c_int, CString};
+use std::ffi::{c_char, c_int, CString};
 
 /// Which RESP3 types a command's reply may use. RedisBloom 2.6+ answers a client that said
 /// `HELLO 3` with booleans, maps and nulls, and every other client with 2.4.20's RESP2
@@ -44,19 +44,29 @@ fn put_double(ctx: &Context, value: f64) {
     unsafe { raw::RedisModule_ReplyWithDouble.unwrap()(ctx.ctx, value) };
 }
 
-/// Replies with the simple string `+text` (`OK`, ...) without allocating: the redis-module
-/// crate's reply makes a `CString` of it, which is an allocation and a free per command
-/// (~300 instructions, as much as the reply itself). Text with a NUL byte is cut there.
-pub fn put_simple_string(ctx: &Context, text: &str) {
-    let mut buffer = [0u8; 64];
-    let bytes = text.as_bytes();
+/// Runs `f` with `bytes` as a C string (cut at a NUL byte): copied into a buffer on the
+/// stack when short, so a reply does not allocate and free a `CString` for it (~300
+/// instructions, as much as the reply itself).
+fn with_c_string(bytes: &[u8], f: impl FnOnce(*const c_char)) {
     let bytes = &bytes[..bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len())];
+    let mut buffer = [0u8; 128];
     if bytes.len() < buffer.len() {
         buffer[..bytes.len()].copy_from_slice(bytes);
-        unsafe { raw::RedisModule_ReplyWithSimpleString.unwrap()(ctx.ctx, buffer.as_ptr().cast()) };
+        f(buffer.as_ptr().cast());
     } else {
-        let text = CString::new(bytes).unwrap_or_default();
-        unsafe { raw::RedisModule_ReplyWithSimpleString.unwrap()(ctx.ctx, text.as_ptr()) };
+        f(CString::new(bytes).unwrap_or_default().as_ptr());
+    }
+}
+
+/// Replies with the simple string `+text` (`OK`, ...), without allocating (`OK`, every
+/// write's reply, without even a copy).
+pub fn put_simple_string(ctx: &Context, text: &str) {
+    let reply = |text| unsafe {
+        raw::RedisModule_ReplyWithSimpleString.unwrap()(ctx.ctx, text);
+    };
+    match text {
+        "OK" => reply(c"OK".as_ptr()),
+        _ => with_c_string(text.as_bytes(), reply),
     }
 }
 
@@ -166,18 +176,19 @@ impl<'c> ArrayReply<'c> {
     /// for a RESP3 client a bulk string, as RedisBloom 2.6 replies.
     pub fn item(&mut self, item: &[u8]) {
         let simple =
-            !self.protocol().resp3 && !item.iter().any(|&b| matches!(b, 0 | b'\r' | b'\n'));
-        match CString::new(item) {
-            Ok(text) if simple => unsafe {
-                raw::RedisModule_ReplyWithSimpleString.unwrap()(self.ctx.ctx, text.as_ptr());
-            },
-            _ => unsafe {
+            !item.iter().any(|&b| matches!(b, 0 | b'\r' | b'\n')) && !self.protocol().resp3;
+        if simple {
+            with_c_string(item, |text| unsafe {
+                raw::RedisModule_ReplyWithSimpleString.unwrap()(self.ctx.ctx, text);
+            });
+        } else {
+            unsafe {
                 raw::RedisModule_ReplyWithStringBuffer.unwrap()(
                     self.ctx.ctx,
                     item.as_ptr().cast(),
                     item.len(),
                 );
-            },
+            }
         }
         self.count += 1;
     }
@@ -189,8 +200,9 @@ impl<'c> ArrayReply<'c> {
     }
 
     pub fn error(&mut self, text: &'static str) {
-        let text = CString::new(text).unwrap_or_default();
-        unsafe { raw::RedisModule_ReplyWithError.unwrap()(self.ctx.ctx, text.as_ptr()) };
+        with_c_string(text.as_bytes(), |text| unsafe {
+            raw::RedisModule_ReplyWithError.unwrap()(self.ctx.ctx, text);
+        });
         self.count += 1;
     }
 
@@ -272,8 +284,7 @@ pub fn reply_field_values(
     }
     for &(label, value) in fields {
         if labels {
-            let label = CString::new(label).unwrap_or_default();
-            unsafe { raw::RedisModule_ReplyWithSimpleString.unwrap()(ctx.ctx, label.as_ptr()) };
+            put_simple_string(ctx, label);
         }
         match value {
             FieldValue::Integer(value) => put_integer(ctx, value),
