@@ -86,10 +86,22 @@ fmt:
 bench:
 	$(CARGO) bench -p redbloom-core --bench core
 
-## The end-to-end benchmark against redis-server (results: docs/benchmarks.md);
-## REFERENCE_MODULE=/path/to/redisbloom.so runs every workload side by side with that module.
+## The end-to-end benchmark (results: docs/benchmarks.md) on each of E2E_SERVERS (Redis 7.0.15,
+## Redis 8.2.3 and Valkey 8.1.8 by default), side by side with RedisBloom 2.4.20 from
+## REDISBLOOM_SO and, on Redis 8, RedisBloom 8.2.3 from REDISBLOOM8_SO (each skipped with a
+## message when unset); REFERENCE_MODULE=/path/to/module.so runs that one module instead.
+E2E_SERVERS ?= redis7 redis8 valkey
 bench-e2e: build
-	$(CARGO) bench --bench e2e
+	@for s in $(E2E_SERVERS); do \
+	  case $$s in \
+	    redis7) server=redis-server ;; \
+	    redis8) server=$$(scripts/redis8-server.sh) || exit 1 ;; \
+	    valkey) server=$$(scripts/valkey-server.sh) || exit 1 ;; \
+	    *) echo "unknown server $$s (redis7, redis8, valkey)"; exit 1 ;; \
+	  esac; \
+	  echo "== bench-e2e on $$s ($$server)"; \
+	  REDBLOOM_SERVER=$$server $(CARGO) bench --bench e2e || exit 1; \
+	done
 
 ## How long creating or growing a ~1 GiB filter, a RESTORE of a 255 MiB filter and a digest
 ## of a 1 GiB one hold the main thread, and the longest PING stall meanwhile (results:

@@ -4,10 +4,15 @@
 //! main thread's CPU time per item (from /proc), as a ratio to GETBIT or SETBIT measured in
 //! the same run — this machine is shared and noisy, so only same-run ratios mean anything.
 //!
-//! With `REFERENCE_MODULE=/path/to/redisbloom.so` a second server with that module runs
-//! beside the first; every round runs each workload on both servers back to back (the
-//! order alternating), and the report adds, per workload, the median of the per-round
-//! ratios redbloom ÷ reference and their spread (min and max). The server is pinned to one
+//! With `REDISBLOOM_SO=/path/to/redisbloom-2.4.20.so` (and, on Redis 8,
+//! `REDISBLOOM8_SO=/path/to/redisbloom-8.2.3.so`) servers with those modules run beside
+//! the first (one that is not set, not a file or does not load is skipped with a message);
+//! `REFERENCE_MODULE=/path/to/module.so` instead runs that one module as "reference".
+//! Every round runs each workload on every server back to back (the order alternating),
+//! and the report adds, per reference and workload, the median of the per-round ratios
+//! redbloom ÷ reference and their spread (min and max), PING and GETBIT as controls. The
+//! server is `REDBLOOM_SERVER` (default `redis-server`), started without
+//! `--enable-debug-command` (Redis 8 doubles some module commands' cost with it). The server is pinned to one
 //! core and the client to another (`taskset`) when the machine has two; `E2E_PIN=0` turns
 //! that off.
 //!
@@ -18,6 +23,8 @@
 //! Workloads and filters are two tables in `main`: a new comparison (e.g. a layout option
 //! against the classic one) is a filter line plus workload lines naming their baseline.
 
+#[path = "e2e/sketches.rs"]
+mod sketches;
 #[path = "../tests/it/support/mod.rs"]
 mod support;
 
@@ -246,7 +253,9 @@ struct BenchServer {
 }
 
 impl BenchServer {
-    fn start(module: &std::path::Path, cpu: Option<usize>) -> BenchServer {
+    /// The server with `module`, or why it did not start (a module this server refuses:
+    /// RedisBloom 8 on Redis 7 or Valkey).
+    fn try_start(module: &std::path::Path, cpu: Option<usize>) -> Result<BenchServer, String> {
         let port = std::net::TcpListener::bind(("127.0.0.1", 0))
             .and_then(|l| l.local_addr())
             .expect("free port")
@@ -286,18 +295,16 @@ impl BenchServer {
         let deadline = Instant::now() + std::time::Duration::from_secs(30);
         loop {
             if let Some(status) = server.child.try_wait().unwrap() {
-                panic!("server exited ({status}): {}", server.log());
+                return Err(format!("server exited ({status}): {}", server.log()));
             }
             if let Ok(mut conn) = RawConnection::connect(port) {
                 if conn.call(&["PING"]) == Reply::Simple("PONG".into()) {
-                    return server;
+                    return Ok(server);
                 }
             }
-            assert!(
-                Instant::now() < deadline,
-                "server did not start: {}",
-                server.log()
-            );
+            if Instant::now() >= deadline {
+                return Err(format!("server did not start: {}", server.log()));
+            }
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
     }
@@ -329,7 +336,15 @@ struct Target {
 
 impl Target {
     fn start(name: &str, module: &std::path::Path, cpu: Option<usize>) -> Target {
-        let server = BenchServer::start(module, cpu);
+        Self::try_start(name, module, cpu).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn try_start(
+        name: &str,
+        module: &std::path::Path,
+        cpu: Option<usize>,
+    ) -> Result<Target, String> {
+        let server = BenchServer::try_start(module, cpu)?;
         let conn = RawConnection::connect(server.port).expect("connect");
         let load = Load::connect(server.port);
         println!(
@@ -338,13 +353,48 @@ impl Target {
             server.pid(),
             server.port
         );
-        Target {
+        Ok(Target {
             name: name.to_string(),
             server,
             conn,
             load,
+        })
+    }
+}
+
+/// The server's version line (`Redis server v=8.2.3 ...`, `Valkey server v=8.1.8 ...`).
+fn server_version() -> String {
+    std::process::Command::new(support::server_binary())
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default()
+}
+
+/// The reference modules to run beside redbloom, by name: `REFERENCE_MODULE` (any module,
+/// "reference"), else RedisBloom 2.4.20 from `REDISBLOOM_SO` and, on Redis 8,
+/// RedisBloom 8.2.3 from `REDISBLOOM8_SO`. A missing one is skipped with a message.
+fn reference_modules(version: &str) -> Vec<(String, std::path::PathBuf)> {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    if let Some(path) = var("REFERENCE_MODULE") {
+        return vec![("reference".to_string(), path.into())];
+    }
+    let mut found = Vec::new();
+    let redis8 = version.starts_with("Redis server v=8.");
+    for (name, env, wanted) in [
+        ("RedisBloom 2.4.20", "REDISBLOOM_SO", true),
+        ("RedisBloom 8.2.3", "REDISBLOOM8_SO", redis8),
+    ] {
+        match var(env) {
+            _ if !wanted => println!("{name}: skipped (it loads only into Redis 8)"),
+            None => println!("{name}: skipped ({env} is not set)"),
+            Some(path) if !std::path::Path::new(&path).is_file() => {
+                println!("{name}: skipped ({env}={path} is not a file)")
+            }
+            Some(path) => found.push((name.to_string(), path.into())),
         }
     }
+    found
 }
 
 /// `template` with `{r}` replaced by the round, as a key that lives for the whole run.
@@ -389,15 +439,15 @@ fn main() {
     let only: Vec<String> = std::env::var("E2E_ONLY")
         .map(|v| v.split(',').map(str::to_string).collect())
         .unwrap_or_default();
-    let reference = std::env::var("REFERENCE_MODULE")
-        .ok()
-        .filter(|v| !v.is_empty());
+    let version = server_version();
+    println!("server: {version}");
+    let references = reference_modules(&version);
 
     // The 100M filter is pre-filled to half (the adds of 20 rounds still fit). The 10M ones
     // to a quarter: the Cuckoo filter stays below the load (~31 % with 8-bit fingerprints
     // and 2^23 buckets) where its kick-outs start failing and it grows (its adds are deleted
     // again in the same round).
-    let mut filters = [
+    let mut filters = vec![
         Filter {
             key: "bits",
             create: "SETBIT bits 100000000 0",
@@ -474,6 +524,7 @@ fn main() {
             on_reference: true,
         },
     ];
+    filters.extend(sketches::filters());
     // Another redbloom build as the reference (comparing two builds): it has every type
     // and option, so every workload runs on both.
     if std::env::var("E2E_REFERENCE_IS_REDBLOOM").is_ok_and(|v| v == "1") {
@@ -527,7 +578,7 @@ fn main() {
         make,
     };
     let writes = Some(("SETBIT", None));
-    let workloads: Vec<Workload> = vec![
+    let mut workloads: Vec<Workload> = vec![
         w(
             "PING",
             None,
@@ -755,6 +806,7 @@ fn main() {
             }),
         ),
     ];
+    workloads.extend(sketches::workloads(n, nb));
     let selected: Vec<&Workload> = workloads
         .iter()
         .filter(|w| only.is_empty() || only.iter().any(|o| w.name.contains(o.as_str())))
@@ -796,12 +848,11 @@ fn main() {
         &support::module_path(),
         server_cpu,
     )];
-    if let Some(path) = &reference {
-        targets.push(Target::start(
-            "reference",
-            std::path::Path::new(path),
-            server_cpu,
-        ));
+    for (name, path) in &references {
+        match Target::try_start(name, path, server_cpu) {
+            Ok(target) => targets.push(target),
+            Err(e) => println!("{name}: skipped, it did not start here: {e}"),
+        }
     }
 
     let setup = Instant::now();
@@ -913,13 +964,14 @@ fn main() {
         );
     }
 
-    if targets.len() > 1 {
+    for t in 1..targets.len() {
+        let reference = &targets[t].name;
         println!();
         println!(
-            "redbloom ÷ reference, server CPU per item: median of the {rounds} per-round ratios (min – max):"
+            "redbloom ÷ {reference} on {version}, server CPU per item: median of the {rounds} per-round ratios (min – max); PING and GETBIT are the controls (the same server work on both):"
         );
         println!();
-        println!("| workload | redbloom ns/item | reference ns/item | ratio | min – max | target | holds |");
+        println!("| workload | redbloom ns/item | {reference} ns/item | ratio | min – max | target | holds |");
         println!("|---|---:|---:|---:|---:|---:|:---:|");
         for (w, workload) in selected.iter().enumerate() {
             if !workload.on_reference {
@@ -927,7 +979,7 @@ fn main() {
             }
             let ratios: Vec<f64> = samples[0][w]
                 .iter()
-                .zip(&samples[1][w])
+                .zip(&samples[t][w])
                 .map(|(a, b)| a.cpu_ns_per_item / b.cpu_ns_per_item)
                 .collect();
             let min = ratios.iter().cloned().fold(f64::INFINITY, f64::min);
@@ -937,7 +989,7 @@ fn main() {
                 "| {} | {:.0} | {:.0} | {ratio:.2} | {min:.2} – {max:.2} | {} | {} |",
                 workload.name,
                 cpu(0, w),
-                cpu(1, w),
+                cpu(t, w),
                 workload
                     .reference_target
                     .map_or("—".to_string(), |t| format!("≤ {t}")),

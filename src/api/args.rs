@@ -2,6 +2,7 @@
 
 use redis_module::raw;
 use std::ffi::c_int;
+use std::ops::Deref;
 
 /// A command's arguments, borrowed from Redis without copying or reference counting.
 pub struct Args<'a> {
@@ -43,5 +44,83 @@ impl<'a> Args<'a> {
 
     pub(super) fn raw(&self, i: usize) -> *mut raw::RedisModuleString {
         self.argv[i]
+    }
+
+    /// Each of the arguments `at` through `parse`, in order, stopping at the first error:
+    /// the values of a multi-value command (TDIGEST.ADD's values, CMS.INCRBY's increments).
+    pub fn parse_each<T: Copy + Default, E>(
+        &self,
+        at: impl Iterator<Item = usize>,
+        parse: impl FnMut(usize) -> Result<T, E>,
+    ) -> Result<Parsed<T>, E> {
+        at.map(parse).collect()
+    }
+}
+
+/// How many parsed values [`Parsed`] holds without allocating.
+const INLINE: usize = 8;
+
+/// Values parsed from a command's arguments: up to [`INLINE`] of them in place, more in a
+/// vector. A command with one value then allocates nothing for it (an allocation and a
+/// free are ~250 instructions, a tenth of a single TDIGEST.ADD inside the module).
+pub struct Parsed<T> {
+    inline: [T; INLINE],
+    len: usize,
+    heap: Vec<T>,
+}
+
+impl<T: Copy + Default> FromIterator<T> for Parsed<T> {
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+        let mut parsed = Parsed {
+            inline: [T::default(); INLINE],
+            len: 0,
+            heap: Vec::new(),
+        };
+        let mut iter = iter.into_iter();
+        while parsed.len < INLINE {
+            match iter.next() {
+                Some(value) => {
+                    parsed.inline[parsed.len] = value;
+                    parsed.len += 1;
+                }
+                None => return parsed,
+            }
+        }
+        if let Some(value) = iter.next() {
+            parsed.heap.reserve(INLINE + 1 + iter.size_hint().0);
+            parsed.heap.extend_from_slice(&parsed.inline);
+            parsed.heap.push(value);
+            parsed.heap.extend(iter);
+        }
+        parsed
+    }
+}
+
+impl<T> Deref for Parsed<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        if self.heap.is_empty() {
+            &self.inline[..self.len]
+        } else {
+            &self.heap
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parsed_values_keep_their_order_in_place_and_beyond() {
+        for n in [0, 1, INLINE - 1, INLINE, INLINE + 1, 3 * INLINE + 2] {
+            let parsed: Parsed<u64> = (0..n as u64).map(|v| v * 7).collect();
+            let expected: Vec<u64> = (0..n as u64).map(|v| v * 7).collect();
+            assert_eq!(&*parsed, expected.as_slice(), "{n} values");
+        }
+        let stopped: Result<Parsed<u64>, u64> = (0..20u64)
+            .map(|v| if v < 12 { Ok(v) } else { Err(v) })
+            .collect();
+        assert_eq!(stopped.err(), Some(12));
     }
 }

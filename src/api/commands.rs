@@ -6,8 +6,9 @@ use super::args::Args;
 use super::command_docs::{self, ArgDoc, ArgKind};
 use super::panic::catch_panic;
 use super::replication::{is_trusted, log_divergence};
+use super::replies::put_simple_string;
 use crate::errors;
-use redis_module::{raw, Context, RedisError, RedisResult};
+use redis_module::{raw, Context, RedisError, RedisResult, RedisValue};
 use std::ffi::{c_char, c_int, CString};
 use std::ptr;
 
@@ -50,7 +51,15 @@ unsafe fn run_command(
             log_divergence(&context, &args, &e.to_string());
         }
     }
-    context.reply(reply) as c_int
+    match reply {
+        Ok(RedisValue::SimpleStringStatic(text)) => {
+            put_simple_string(&context, text);
+            raw::REDISMODULE_OK as c_int
+        }
+        // The handler wrote the reply (arrays, doubles, booleans).
+        Ok(RedisValue::NoReply) => raw::REDISMODULE_OK as c_int,
+        reply => context.reply(reply) as c_int,
+    }
 }
 
 /// The keys of a [`KeyAccess::WriteFromSources`] command, for the server's key-position

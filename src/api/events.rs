@@ -55,9 +55,10 @@ pub fn notify_event(ctx: &Context, event: &[u8], args: &Args, key: usize) {
     if event.len() >= name.len() {
         return;
     }
-    for (dst, src) in name.iter_mut().zip(event) {
-        *dst = src.to_ascii_lowercase();
-    }
+    // The whole fixed-size buffer at once (a few vector instructions, where a loop over
+    // the name's bytes was ~60 instructions of a single TDIGEST.ADD).
+    name[..event.len()].copy_from_slice(event);
+    name.make_ascii_lowercase();
     unsafe {
         raw::RedisModule_NotifyKeyspaceEvent.unwrap()(
             ctx.ctx,

@@ -46,14 +46,16 @@ impl Key {
             return KeyState::Empty;
         }
         unsafe {
-            let key_type = raw::RedisModule_KeyType.unwrap()(self.handle);
-            if key_type == raw::REDISMODULE_KEYTYPE_EMPTY as c_int {
-                return KeyState::Empty;
-            }
-            if key_type != raw::REDISMODULE_KEYTYPE_MODULE as c_int {
+            // NULL for an empty key and for any other kind of value: only then is the key
+            // type asked (a call less for the usual case, a key of ours).
+            let held = raw::RedisModule_ModuleTypeGetType.unwrap()(self.handle);
+            if held.is_null() {
+                let key_type = raw::RedisModule_KeyType.unwrap()(self.handle);
+                if key_type == raw::REDISMODULE_KEYTYPE_EMPTY as c_int {
+                    return KeyState::Empty;
+                }
                 return KeyState::Other;
             }
-            let held = raw::RedisModule_ModuleTypeGetType.unwrap()(self.handle);
             if !types.iter().any(|of| held == *of.raw_type.borrow()) {
                 return KeyState::Other;
             }

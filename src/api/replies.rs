@@ -2,7 +2,7 @@
 //! clients.
 
 use redis_module::{raw, Context, RedisResult, RedisValue};
-use std::ffi::{c_int, CString};
+use std::ffi::{c_char, c_int, CString};
 
 /// Which RESP3 types a command's reply may use. RedisBloom 2.6+ answers a client that said
 /// `HELLO 3` with booleans, maps and nulls, and every other client with 2.4.20's RESP2
@@ -44,6 +44,32 @@ fn put_double(ctx: &Context, value: f64) {
     unsafe { raw::RedisModule_ReplyWithDouble.unwrap()(ctx.ctx, value) };
 }
 
+/// Runs `f` with `bytes` as a C string (cut at a NUL byte): copied into a buffer on the
+/// stack when short, so a reply does not allocate and free a `CString` for it (~300
+/// instructions, as much as the reply itself).
+fn with_c_string(bytes: &[u8], f: impl FnOnce(*const c_char)) {
+    let bytes = &bytes[..bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len())];
+    let mut buffer = [0u8; 128];
+    if bytes.len() < buffer.len() {
+        buffer[..bytes.len()].copy_from_slice(bytes);
+        f(buffer.as_ptr().cast());
+    } else {
+        f(CString::new(bytes).unwrap_or_default().as_ptr());
+    }
+}
+
+/// Replies with the simple string `+text` (`OK`, ...), without allocating (`OK`, every
+/// write's reply, without even a copy).
+pub fn put_simple_string(ctx: &Context, text: &str) {
+    let reply = |text| unsafe {
+        raw::RedisModule_ReplyWithSimpleString.unwrap()(ctx.ctx, text);
+    };
+    match text {
+        "OK" => reply(c"OK".as_ptr()),
+        _ => with_c_string(text.as_bytes(), reply),
+    }
+}
+
 /// Replies with one double (see [`put_double`]).
 pub fn reply_double(ctx: &Context, value: f64) -> RedisResult {
     put_double(ctx, value);
@@ -70,9 +96,16 @@ pub fn reply_bool(ctx: &Context, value: bool) -> RedisResult {
 }
 
 /// An array reply written element by element, without building the elements first.
+///
+/// The client's protocol is looked up only when an element needs it (an item, CF.INSERT's
+/// failure), never for integers, booleans, doubles or nulls, which the server writes in
+/// the client's protocol itself: the lookup, `RedisModule_GetContextFlags`, computes the
+/// server's memory state, and on Redis 8 with `enable-debug-command local` it also asks
+/// whether the client's connection is local (`getpeername`, `inet_ntop`: ~1,800
+/// instructions, doubling a CMS.QUERY).
 pub struct ArrayReply<'c> {
     ctx: &'c Context,
-    protocol: Protocol,
+    protocol: Option<Protocol>,
     count: usize,
     postponed: bool,
 }
@@ -83,7 +116,7 @@ impl<'c> ArrayReply<'c> {
         unsafe { raw::RedisModule_ReplyWithArray.unwrap()(ctx.ctx, len as std::os::raw::c_long) };
         ArrayReply {
             ctx,
-            protocol: Protocol::of(ctx),
+            protocol: None,
             count: 0,
             postponed: false,
         }
@@ -99,10 +132,16 @@ impl<'c> ArrayReply<'c> {
         };
         ArrayReply {
             ctx,
-            protocol: Protocol::of(ctx),
+            protocol: None,
             count: 0,
             postponed: true,
         }
+    }
+
+    /// The client's protocol, looked up on first use.
+    fn protocol(&mut self) -> Protocol {
+        let ctx = self.ctx;
+        *self.protocol.get_or_insert_with(|| Protocol::of(ctx))
     }
 
     pub fn integer(&mut self, value: i64) {
@@ -120,7 +159,7 @@ impl<'c> ArrayReply<'c> {
     /// (CF.INSERT: `None`, no space, is -1 there).
     pub fn boolean_or(&mut self, value: Option<bool>, resp2_failure: i64) {
         match value {
-            None if !self.protocol.booleans => self.integer(resp2_failure),
+            None if !self.protocol().booleans => self.integer(resp2_failure),
             value => self.boolean(value.unwrap_or(false)),
         }
     }
@@ -136,18 +175,20 @@ impl<'c> ArrayReply<'c> {
     /// (RedisBloom cuts the item at its NUL, or breaks the protocol): then a bulk string;
     /// for a RESP3 client a bulk string, as RedisBloom 2.6 replies.
     pub fn item(&mut self, item: &[u8]) {
-        let simple = !self.protocol.resp3 && !item.iter().any(|&b| matches!(b, 0 | b'\r' | b'\n'));
-        match CString::new(item) {
-            Ok(text) if simple => unsafe {
-                raw::RedisModule_ReplyWithSimpleString.unwrap()(self.ctx.ctx, text.as_ptr());
-            },
-            _ => unsafe {
+        let simple =
+            !item.iter().any(|&b| matches!(b, 0 | b'\r' | b'\n')) && !self.protocol().resp3;
+        if simple {
+            with_c_string(item, |text| unsafe {
+                raw::RedisModule_ReplyWithSimpleString.unwrap()(self.ctx.ctx, text);
+            });
+        } else {
+            unsafe {
                 raw::RedisModule_ReplyWithStringBuffer.unwrap()(
                     self.ctx.ctx,
                     item.as_ptr().cast(),
                     item.len(),
                 );
-            },
+            }
         }
         self.count += 1;
     }
@@ -159,8 +200,9 @@ impl<'c> ArrayReply<'c> {
     }
 
     pub fn error(&mut self, text: &'static str) {
-        let text = CString::new(text).unwrap_or_default();
-        unsafe { raw::RedisModule_ReplyWithError.unwrap()(self.ctx.ctx, text.as_ptr()) };
+        with_c_string(text.as_bytes(), |text| unsafe {
+            raw::RedisModule_ReplyWithError.unwrap()(self.ctx.ctx, text);
+        });
         self.count += 1;
     }
 
@@ -242,8 +284,7 @@ pub fn reply_field_values(
     }
     for &(label, value) in fields {
         if labels {
-            let label = CString::new(label).unwrap_or_default();
-            unsafe { raw::RedisModule_ReplyWithSimpleString.unwrap()(ctx.ctx, label.as_ptr()) };
+            put_simple_string(ctx, label);
         }
         match value {
             FieldValue::Integer(value) => put_integer(ctx, value),

@@ -93,16 +93,15 @@ pub fn incrby(ctx: &Context, args: &Args) -> RedisResult {
     let key = Key::open(ctx, args, 1, true);
     let cms = existing(&key)?;
     let pairs = (args.len() - 2) / 2;
-    let mut increments = Vec::with_capacity(pairs);
-    for pair in 0..pairs {
+    let increments = args.parse_each((3..args.len()).step_by(2), |at| {
         let value = args
-            .integer(3 + 2 * pair)
+            .integer(at)
             .ok_or(error(errors::CMS_CANNOT_PARSE_NUMBER))?;
         if value < 0 {
             return Err(error(errors::CMS_NEGATIVE_NUMBER));
         }
-        increments.push(value as u64);
-    }
+        Ok(value as u64)
+    })?;
     let mut write = Write::new(ctx, args);
     let mut reply = ArrayReply::with_len(ctx, pairs);
     tracked(cms, |cms| {

@@ -11,7 +11,7 @@
 //! else, on any server), and a read on a replica answers from a merged copy, leaving the
 //! digest as its master has it.
 
-use crate::api::args::Args;
+use crate::api::args::{Args, Parsed};
 use crate::api::events::{forks, notify_write};
 use crate::api::keys::{Key, KeyState};
 use crate::api::replication::{replicate, Replicated};
@@ -165,18 +165,18 @@ pub fn reset(ctx: &Context, args: &Args) -> RedisResult {
 /// The key of a command taking one or more values from argument 2 on (opened for writing
 /// when `write`), and its values: the arity first, then the key (it must hold a digest),
 /// then each value through `parse`, in order (RedisBloom's order of checks).
-fn key_and_values<T>(
+fn key_and_values<T: Copy + Default>(
     ctx: &Context,
     args: &Args,
     write: bool,
     parse: impl Fn(usize) -> Result<T, RedisError>,
-) -> Result<(Key, Vec<T>), RedisError> {
+) -> Result<(Key, Parsed<T>), RedisError> {
     if args.len() < 3 {
         return Err(RedisError::WrongArity);
     }
     let key = Key::open(ctx, args, 1, write);
     existing(&key)?;
-    let values = (2..args.len()).map(parse).collect::<Result<Vec<T>, _>>()?;
+    let values = args.parse_each(2..args.len(), parse)?;
     Ok((key, values))
 }
 
@@ -415,8 +415,9 @@ pub fn quantile(ctx: &Context, args: &Args) -> RedisResult {
         Ok(q)
     })?;
     let mut digest = reading(ctx, args, &key, |_| true)?;
-    let values = digest.quantiles_by_runs(&qs);
-    reply_doubles(ctx, &values)
+    let mut reply = ArrayReply::with_len(ctx, qs.len());
+    digest.quantiles_by_runs_each(&qs, |v| reply.double(v));
+    reply.finish()
 }
 
 /// TDIGEST.CDF key value [value ...]

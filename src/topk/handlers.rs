@@ -91,10 +91,9 @@ fn expelled(reply: &mut ArrayReply, item: Option<Box<[u8]>>) {
     }
 }
 
-/// Applies `(argument of the item, increment)` pairs to the Top-K in `args[1]` and
+/// Applies `(argument of the item, increment)` pairs to the Top-K of `args[1]` and
 /// replies with an array of what each expelled; replicated as received.
-fn apply(ctx: &Context, args: &Args, key: &Key, pairs: &[(usize, u32)]) -> RedisResult {
-    let topk = existing(key)?;
+fn apply(ctx: &Context, args: &Args, topk: &mut TopK, pairs: &[(usize, u32)]) -> RedisResult {
     let mut write = Write::new(ctx, args);
     let mut reply = ArrayReply::with_len(ctx, pairs.len());
     tracked(topk, |topk| {
@@ -114,9 +113,9 @@ pub fn add(ctx: &Context, args: &Args) -> RedisResult {
         return Err(RedisError::WrongArity);
     }
     let key = Key::open(ctx, args, 1, true);
-    existing(&key)?;
-    let pairs: Vec<(usize, u32)> = (2..args.len()).map(|at| (at, 1)).collect();
-    apply(ctx, args, &key, &pairs)
+    let topk = existing(&key)?;
+    let pairs = args.parse_each(2..args.len(), |at| Ok::<_, RedisError>((at, 1)))?;
+    apply(ctx, args, topk, &pairs)
 }
 
 /// TOPK.INCRBY key item increment [item increment ...]: every increment (an integer in
@@ -126,20 +125,17 @@ pub fn incrby(ctx: &Context, args: &Args) -> RedisResult {
         return Err(RedisError::WrongArity);
     }
     let key = Key::open(ctx, args, 1, true);
-    existing(&key)?;
-    let pairs = (2..args.len())
-        .step_by(2)
-        .map(|at| {
-            let increment = args
-                .integer(at + 1)
-                .and_then(|v| u32::try_from(v).ok())
-                .filter(|&v| v <= MAX_INCREMENT);
-            increment
-                .map(|v| (at, v))
-                .ok_or(error(errors::TOPK_INVALID_INCREMENT))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    apply(ctx, args, &key, &pairs)
+    let topk = existing(&key)?;
+    let pairs = args.parse_each((2..args.len()).step_by(2), |at| {
+        let increment = args
+            .integer(at + 1)
+            .and_then(|v| u32::try_from(v).ok())
+            .filter(|&v| v <= MAX_INCREMENT);
+        increment
+            .map(|v| (at, v))
+            .ok_or(error(errors::TOPK_INVALID_INCREMENT))
+    })?;
+    apply(ctx, args, topk, &pairs)
 }
 
 /// TOPK.QUERY key item [item ...] (RESP3: booleans).

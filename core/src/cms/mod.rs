@@ -153,12 +153,8 @@ impl CountMinSketch {
     #[inline]
     fn get(&self, cell: usize) -> u32 {
         let at = cell * COUNTER_BYTES as usize;
-        u32::from_le_bytes([
-            self.counters[at],
-            self.counters[at + 1],
-            self.counters[at + 2],
-            self.counters[at + 3],
-        ])
+        let bytes: [u8; 4] = self.counters[at..at + 4].try_into().unwrap_or_default();
+        u32::from_le_bytes(bytes)
     }
 
     #[inline]
@@ -185,10 +181,11 @@ impl CountMinSketch {
 
     /// The estimate of `item`: the smallest of its counters.
     pub fn query(&self, item: &[u8]) -> u32 {
-        (0..self.depth)
-            .map(|row| self.get(self.cell(item, row)))
-            .min()
-            .unwrap_or(u32::MAX)
+        let mut estimate = u32::MAX;
+        for row in 0..self.depth {
+            estimate = estimate.min(self.get(self.cell(item, row)));
+        }
+        estimate
     }
 
     /// Checks that `sources` (each with its weight) can be merged into a sketch of this

@@ -107,8 +107,9 @@ impl TDigest {
     /// continuing from `walk` (the weight so far and the centroid reached), which
     /// successive ascending indexes share.
     fn value_at_index(&self, index: f64, left_weight: f64, walk: &mut (f64, usize)) -> f64 {
-        let (means, weights) = (&self.means, &self.weights);
         let n = self.merged_nodes;
+        // The merged centroids alone: the walk's indices then need no bounds checks.
+        let (means, weights) = (&self.means[..n], &self.weights[..n]);
         if left_weight > 1.0 && index < left_weight / 2.0 {
             return self.min + (index - 1.0) / (left_weight / 2.0 - 1.0) * (means[0] - self.min);
         }
@@ -182,27 +183,31 @@ impl TDigest {
     /// The values at several quantiles, one walk over the centroids for the whole list
     /// (t-digest-c's `td_quantiles`; TDIGEST.QUANTILE passes each ascending run of its
     /// arguments). The quantiles are in `[0, 1]`.
-    #[allow(clippy::manual_range_contains)]
     pub fn quantiles(&mut self, qs: &[f64], out: &mut Vec<f64>) {
+        self.quantiles_each(qs, |v| out.push(v));
+    }
+
+    /// [`quantiles`](Self::quantiles), each value given to `each` in order.
+    #[allow(clippy::manual_range_contains)]
+    fn quantiles_each(&mut self, qs: &[f64], mut each: impl FnMut(f64)) {
         let _ = self.compress();
         let n = self.merged_nodes;
         if n == 0 {
-            out.extend(qs.iter().map(|_| f64::NAN));
+            qs.iter().for_each(|_| each(f64::NAN));
             return;
         }
         if n == 1 {
             let only = self.means[0];
-            out.extend(
-                qs.iter()
-                    .map(|&q| if q < 0.0 || q > 1.0 { f64::NAN } else { only }),
-            );
+            for &q in qs {
+                each(if q < 0.0 || q > 1.0 { f64::NAN } else { only });
+            }
             return;
         }
         let left_weight = self.weights[0] as f64;
         let mut walk = (left_weight / 2.0, 0usize);
         for &q in qs {
             let index = q * self.merged_weight as f64;
-            out.push(self.value_at_index(index, left_weight, &mut walk));
+            each(self.value_at_index(index, left_weight, &mut walk));
         }
     }
 
@@ -210,16 +215,22 @@ impl TDigest {
     /// answers each run with one walk ([`quantiles`](Self::quantiles)).
     pub fn quantiles_by_runs(&mut self, qs: &[f64]) -> Vec<f64> {
         let mut values = Vec::with_capacity(qs.len());
+        self.quantiles_by_runs_each(qs, |v| values.push(v));
+        values
+    }
+
+    /// [`quantiles_by_runs`](Self::quantiles_by_runs), each value given to `each` in order
+    /// (a reply written as the values come, without a vector of them).
+    pub fn quantiles_by_runs_each(&mut self, qs: &[f64], mut each: impl FnMut(f64)) {
         let mut start = 0;
         while start < qs.len() {
             let mut end = start + 1;
             while end < qs.len() && qs[end - 1] <= qs[end] {
                 end += 1;
             }
-            self.quantiles(&qs[start..end], &mut values);
+            self.quantiles_each(&qs[start..end], &mut each);
             start = end;
         }
-        values
     }
 
     /// The mean of the observations between the quantiles `low` and `high` (t-digest-c's

@@ -1,0 +1,189 @@
+//! The sketch workloads of the end-to-end benchmark: CMS, Top-K and t-digest commands, one
+//! item (or value) per command and, for the batch forms, 100. Each runs on RedisBloom too;
+//! the targets are redbloom ÷ RedisBloom (issue 38): ≤ 1.0 for every single command and
+//! TDIGEST.ADD ×100, ≤ 0.75 for TOPK.ADD ×100.
+
+use super::{encode_into, item, mix, Filter, Generator, Workload};
+
+/// The three sketches, created empty before the rounds (the writes of each round fill
+/// them; the reads after them, in table order, find what they wrote).
+pub fn filters() -> Vec<Filter> {
+    let sketch = |key, create| Filter {
+        key,
+        create,
+        fill_command: "",
+        fill: 0,
+        fill_scales: false,
+        count: None,
+        on_reference: true,
+    };
+    vec![
+        sketch("cms", "CMS.INITBYDIM cms 2000 5"),
+        sketch("topk", "TOPK.RESERVE topk 100 2000 7 0.925"),
+        sketch("td", "TDIGEST.CREATE td"),
+    ]
+}
+
+/// A skewed item for the Top-K (small numbers far more often than large ones, so it has
+/// heavy hitters to keep).
+fn skewed(i: u64, out: &mut Vec<u8>) {
+    let x = mix(i);
+    item(b"topk:", x % (1 + (x >> 32) % 10_000), out);
+}
+
+/// A value for the t-digest: a decimal in 0..1000000.
+fn value(i: u64) -> String {
+    (mix(i) % 1_000_000).to_string()
+}
+
+fn workload(
+    name: &'static str,
+    filter: &'static str,
+    baseline: &'static str,
+    reference_target: f64,
+    ops: u64,
+    items_per_op: u64,
+    make: Box<dyn Fn(u64) -> Generator<'static>>,
+) -> Workload {
+    Workload {
+        name,
+        filter: Some(filter),
+        baseline: Some((baseline, None)),
+        reference_target: Some(reference_target),
+        on_reference: true,
+        prepare: None,
+        ops,
+        items_per_op,
+        make,
+    }
+}
+
+/// The workloads: `n` commands per single-item workload, `nb` per batch of 100.
+pub fn workloads(n: u64, nb: u64) -> Vec<Workload> {
+    vec![
+        workload(
+            "CMS.INCRBY",
+            "cms",
+            "SETBIT",
+            1.0,
+            n,
+            1,
+            Box::new(move |r| {
+                let mut it = Vec::new();
+                Box::new(move |i, out: &mut Vec<u8>| {
+                    item(b"cms:", (r * n + i) % 100_000, &mut it);
+                    encode_into(out, &[b"CMS.INCRBY".as_slice(), b"cms", &it, b"1"]);
+                })
+            }),
+        ),
+        workload(
+            "CMS.QUERY",
+            "cms",
+            "GETBIT",
+            1.0,
+            n,
+            1,
+            Box::new(|_| {
+                let mut it = Vec::new();
+                Box::new(move |i, out: &mut Vec<u8>| {
+                    item(b"cms:", mix(i) % 200_000, &mut it);
+                    encode_into(out, &[b"CMS.QUERY".as_slice(), b"cms", &it]);
+                })
+            }),
+        ),
+        workload(
+            "TOPK.ADD",
+            "topk",
+            "SETBIT",
+            1.0,
+            n,
+            1,
+            Box::new(move |r| {
+                let mut it = Vec::new();
+                Box::new(move |i, out: &mut Vec<u8>| {
+                    skewed(r * n + i, &mut it);
+                    encode_into(out, &[b"TOPK.ADD".as_slice(), b"topk", &it]);
+                })
+            }),
+        ),
+        workload(
+            "TOPK.QUERY",
+            "topk",
+            "GETBIT",
+            1.0,
+            n,
+            1,
+            Box::new(|_| {
+                let mut it = Vec::new();
+                Box::new(move |i, out: &mut Vec<u8>| {
+                    skewed(i, &mut it);
+                    encode_into(out, &[b"TOPK.QUERY".as_slice(), b"topk", &it]);
+                })
+            }),
+        ),
+        workload(
+            "TOPK.ADD×100",
+            "topk",
+            "SETBIT",
+            0.75,
+            nb,
+            100,
+            Box::new(move |r| {
+                let mut items: Vec<Vec<u8>> = vec![Vec::new(); 100];
+                Box::new(move |i, out: &mut Vec<u8>| {
+                    for (j, it) in items.iter_mut().enumerate() {
+                        skewed((r * nb + i) * 100 + j as u64, it);
+                    }
+                    let mut args: Vec<&[u8]> = vec![b"TOPK.ADD", b"topk"];
+                    args.extend(items.iter().map(Vec::as_slice));
+                    encode_into(out, &args);
+                })
+            }),
+        ),
+        workload(
+            "TDIGEST.ADD",
+            "td",
+            "SETBIT",
+            1.0,
+            n,
+            1,
+            Box::new(move |r| {
+                Box::new(move |i, out: &mut Vec<u8>| {
+                    let v = value(r * n + i);
+                    encode_into(out, &[b"TDIGEST.ADD".as_slice(), b"td", v.as_bytes()]);
+                })
+            }),
+        ),
+        workload(
+            "TDIGEST.ADD×100",
+            "td",
+            "SETBIT",
+            1.0,
+            nb,
+            100,
+            Box::new(move |r| {
+                Box::new(move |i, out: &mut Vec<u8>| {
+                    let values: Vec<String> =
+                        (0..100).map(|j| value((r * nb + i) * 100 + j)).collect();
+                    let mut args: Vec<&[u8]> = vec![b"TDIGEST.ADD", b"td"];
+                    args.extend(values.iter().map(|v| v.as_bytes()));
+                    encode_into(out, &args);
+                })
+            }),
+        ),
+        workload(
+            "TDIGEST.QUANTILE",
+            "td",
+            "GETBIT",
+            1.0,
+            n,
+            1,
+            Box::new(|_| {
+                Box::new(move |i, out: &mut Vec<u8>| {
+                    let q = format!("0.{:03}", mix(i) % 1000);
+                    encode_into(out, &[b"TDIGEST.QUANTILE".as_slice(), b"td", q.as_bytes()]);
+                })
+            }),
+        ),
+    ]
+}
