@@ -25,7 +25,7 @@ which tests/it/crossload.rs replays into redbloom (every reply, DUMP payloads by
 
 usage: cross-load-fuzz.py [--families bf,cf,...] [--commands N] [--seed S]
                           [--redisbloom SO] [--redbloom SO] [--server redis-server]
-                          [--checkpoint N] [--rdb-every N] [--small] [--record FILE]
+                          [--checkpoint N] [--rdb-every N] [--progress N] [--small] [--record FILE]
 """
 import argparse, json, os, random, shutil, socket, subprocess, sys, tempfile, time
 from collections import Counter
@@ -303,6 +303,7 @@ class Run:
         self.shown = Counter()
         self.record = []
         self.counts = Counter()
+        self.next_progress = args.progress or 0
 
     def start(self, module, name, dbfilename="dump.rdb", workdir=None):
         d = workdir or os.path.join(self.tmp, name)
@@ -502,6 +503,10 @@ class Run:
                 checkpoints += 1
                 if self.args.rdb_every and checkpoints % self.args.rdb_every == 0:
                     self.rdb_cross()
+            if self.args.progress and self.sent >= self.next_progress:
+                self.next_progress += self.args.progress
+                print(f"  {self.family}: {self.sent} commands, {dict(self.counts)}, "
+                      f"{sum(self.diffs.values())} differences", flush=True)
             if not self.ours.alive() or (self.theirs and not self.theirs.alive()):
                 self.diff("server died", "")
                 break
@@ -519,6 +524,8 @@ def main():
     p.add_argument("--server", default="redis-server")
     p.add_argument("--checkpoint", type=int, default=50)
     p.add_argument("--rdb-every", type=int, default=20)
+    p.add_argument("--progress", type=int, default=0,
+                   help="print the figures every N commands")
     p.add_argument("--small", action="store_true",
                    help="items of at most 1000 bytes (recorded corpora)")
     p.add_argument("--record", default=None,
