@@ -3,8 +3,10 @@
 //! nodes, unmerged nodes and total compressions as signed fields; merged and unmerged
 //! weight as doubles; then the merged centroids' means and their weights, each as doubles.
 //! The digest is saved merged (RedisBloom compresses before saving, so the buffer is
-//! empty), except a digest of a single observation, which t-digest-c never merges: it is
-//! saved with one unmerged node and no centroid. DUMP payloads carry the same fields.
+//! empty), except a digest whose buffer cannot merge (a single observation, which
+//! t-digest-c never merges, or a total weight that rounded to 2^63): it is saved with its
+//! unmerged node count and weight but without those nodes. DUMP payloads carry the same
+//! fields.
 
 use super::{c_to_i64, capacity_for, TDigest, MAX_COMPRESSION};
 use crate::rdb::{FieldReader, FieldWriter};

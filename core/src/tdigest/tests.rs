@@ -403,6 +403,30 @@ fn c_conversions() {
     assert_eq!(half_round_down(f64::INFINITY), f64::INFINITY);
 }
 
+/// t-digest-c's `_tdigest_long_long_add_safe` as compiled for x86-64 (its `LLONG_MAX - b`
+/// wraps for a negative `b`), and a total that rounds to 2^63 (`i64::MIN` after C's
+/// conversion), after which an add still fits, as in RedisBloom (`ADD d 5` is OK there).
+#[test]
+fn weight_checks_and_conversions_are_t_digest_c_s() {
+    assert!(add_fits(i64::MAX - 1, 1));
+    assert!(!add_fits(i64::MAX, 1));
+    assert!(add_fits(-1, i64::MIN));
+    assert!(add_fits(1, i64::MIN));
+    assert!(add_fits(5, -3));
+    let mut d = digest(100);
+    d.add(1.0, 1 << 62).unwrap();
+    d.add(2.0, (1 << 62) - 1).unwrap();
+    // The exact total is 2^63 - 1; as a double it is 2^63, which C converts to i64::MIN.
+    d.compress().unwrap();
+    assert_eq!(d.merged_weight(), i64::MIN);
+    d.add(5.0, 1).unwrap();
+    assert_eq!(d.size(), i64::MIN + 1);
+    // The buffer can no longer merge (a total weight below 1): each merge only sorts it.
+    assert!(!d.merge_empties_buffer());
+    assert_eq!(d.quantile(0.5), 1.0);
+    assert_eq!(d.unmerged_nodes(), 1);
+}
+
 #[test]
 fn overflow_is_refused_and_changes_nothing() {
     let mut d = digest(5);
