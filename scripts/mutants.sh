@@ -72,13 +72,17 @@ planted_case() {
       from='xxhash_rust::xxh3::xxh3_64(item)'
       to='xxhash_rust::xxh3::xxh3_64_with_seed(item, 1)'
       tests='-p redbloom-cli --test cli shard_routing' ;;
+    snapshot_unknown_family_as_bf) file=client/src/snapshot.rs
+      from='let family = Family::parse(kind).map_err(|_| {'
+      to='let family = Family::parse(kind).or_else(|_| Family::parse("bf")).map_err(|_| {'
+      tests='-p redbloom-client --lib snapshot' ;;
     *) echo "unknown planted mutant $1" >&2; exit 2 ;;
   esac
 }
 PLANTED="topk_decay_count_plus_one topk_generator_one_step_ahead
   topk_generator_starts_one_step_ahead tdigest_cdf_last_centroid
   tdigest_cdf_first_centroid tdigest_quantile_first_centroid tdigest_quantile_last_centroid
-  cms_insufficient_memory_text shard_routing_seed"
+  cms_insufficient_memory_text shard_routing_seed snapshot_unknown_family_as_bf"
 
 # Runs every `|`-separated argument list of $tests; fails when one fails.
 run_tests() {
