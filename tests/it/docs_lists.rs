@@ -54,10 +54,19 @@ fn literals(text: &str) -> Vec<&str> {
     text.split('"').skip(1).step_by(2).collect()
 }
 
-/// The data types `redis_module!` registers (src/lib.rs) and their names (src/types.rs).
+/// Where the data types are defined: src/types.rs, and a family's own `value.rs` (the
+/// static filter's, src/sf/value.rs).
+fn type_sources() -> String {
+    let mut text = read("src/types.rs");
+    text.push_str(&read("src/sf/value.rs"));
+    text
+}
+
+/// The data types `redis_module!` registers (src/lib.rs) and their names (src/types.rs,
+/// src/sf/value.rs).
 fn data_types() -> Vec<String> {
     let lib = read("src/lib.rs");
-    let types = read("src/types.rs");
+    let types = type_sources();
     let list = lib
         .split_once("data_types: [")
         .and_then(|(_, rest)| rest.split_once(']'))
@@ -69,16 +78,16 @@ fn data_types() -> Vec<String> {
         .map(|ident| {
             let (_, after) = types
                 .split_once(&format!("pub static {ident}: RedisType"))
-                .unwrap_or_else(|| panic!("{ident} in src/types.rs"));
+                .unwrap_or_else(|| panic!("{ident} in src/types.rs or src/sf/value.rs"));
             literals(after)[0].to_string()
         })
         .collect()
 }
 
 /// Each registered data type's encoding: the `rdb::X_ENCODING` its `RedisType::new` names
-/// (src/types.rs), and that constant's value in the core.
+/// (src/types.rs, src/sf/value.rs), and that constant's value in the core.
 fn encodings() -> Vec<(String, i64)> {
-    let types = read("src/types.rs");
+    let types = type_sources();
     let mut core = String::new();
     let mut files = Vec::new();
     collect_rust(&root().join("core/src"), &mut files);
@@ -90,7 +99,7 @@ fn encodings() -> Vec<(String, i64)> {
         .map(|name| {
             let (_, after) = types
                 .split_once(&format!("\"{name}\""))
-                .unwrap_or_else(|| panic!("{name} in src/types.rs"));
+                .unwrap_or_else(|| panic!("{name} in src/types.rs or src/sf/value.rs"));
             let constant = after
                 .split(|c: char| !(c.is_alphanumeric() || c == '_'))
                 .find(|w| w.ends_with("_ENCODING"))
@@ -240,9 +249,9 @@ fn the_docs_name_every_family_type_category_target_and_crate() {
     let module_folders: Vec<String> = folders("src").into_iter().filter(|f| f != "api").collect();
 
     // The readers of the truth found what they should (a broken reader would pass vacuously).
-    assert_eq!(families.len(), 7, "{families:?}");
+    assert_eq!(families.len(), 8, "{families:?}");
     assert_eq!(categories.len(), families.len());
-    assert!(types.len() >= 8 && types.contains(&"RBblockBF".to_string()));
+    assert!(types.len() >= 9 && types.contains(&"RBblockBF".to_string()));
     assert_eq!(BTreeSet::from_iter(&fuzz_targets), {
         BTreeSet::from_iter(&rust_files("fuzz/fuzz_targets"))
     });
