@@ -23,6 +23,7 @@ pub mod config;
 pub mod errors;
 pub mod merge;
 pub mod options;
+pub mod scandump;
 pub mod sf;
 pub mod stats;
 pub mod tdigest;

@@ -235,24 +235,13 @@ pub fn debug(ctx: &Context, args: &Args) -> RedisResult {
 
 /// SF.SCANDUMP key iterator — the header at 0, then data chunks; `[0, ""]` at the end.
 pub fn scandump(ctx: &Context, args: &Args) -> RedisResult {
-    if args.len() != 3 {
-        return Err(RedisError::WrongArity);
-    }
-    let key = Key::open(ctx, args, 1, false);
-    let filter = existing::<StaticFilter>(&key, &STATIC_TYPE)?;
-    let iter = args.integer(2).ok_or(error(errors::SCANDUMP_NOT_NUMERIC))?;
-    let (next, data) = if iter == 0 {
-        (1, static_dump::header(filter))
-    } else {
-        match static_dump::chunk(filter, iter) {
-            Some((next, data)) => (next, data.to_vec()),
-            None => (0, Vec::new()),
-        }
-    };
-    Ok(RedisValue::Array(vec![
-        RedisValue::Integer(next),
-        RedisValue::StringBuffer(data),
-    ]))
+    crate::scandump::scandump::<StaticFilter>(
+        ctx,
+        args,
+        &STATIC_TYPE,
+        static_dump::header,
+        static_dump::chunk,
+    )
 }
 
 /// SF.LOADCHUNK key iterator data — iterator 1 on an empty key is the header (the filter

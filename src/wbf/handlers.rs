@@ -350,24 +350,13 @@ pub fn info(ctx: &Context, args: &Args) -> RedisResult {
 
 /// WBF.SCANDUMP key iterator — the header at 0, then bit-array chunks; `[0, ""]` at the end.
 pub fn scandump(ctx: &Context, args: &Args) -> RedisResult {
-    if args.len() != 3 {
-        return Err(RedisError::WrongArity);
-    }
-    let key = Key::open(ctx, args, 1, false);
-    let filter = existing::<WindowFilter>(&key, &WINDOW_TYPE)?;
-    let iter = args.integer(2).ok_or(error(errors::SCANDUMP_NOT_NUMERIC))?;
-    let (next, data) = if iter == 0 {
-        (1, window_dump::header(filter))
-    } else {
-        match window_dump::chunk(filter, iter) {
-            Some((next, data)) => (next, data.to_vec()),
-            None => (0, Vec::new()),
-        }
-    };
-    Ok(RedisValue::Array(vec![
-        RedisValue::Integer(next),
-        RedisValue::StringBuffer(data),
-    ]))
+    crate::scandump::scandump::<WindowFilter>(
+        ctx,
+        args,
+        &WINDOW_TYPE,
+        window_dump::header,
+        window_dump::chunk,
+    )
 }
 
 /// WBF.LOADCHUNK key iterator data — iterator 1 on an empty key is the header (which holds
