@@ -14,7 +14,6 @@ use crate::options::{find_keyword, option_letter};
 use crate::stats::tracked;
 use crate::write::Write;
 use redbloom_core::bloom::chain::AddOutcome;
-use redbloom_core::bloom::dump::DumpError;
 use redbloom_core::bloom::link::LinkError;
 use redbloom_core::hash::HashPair;
 use redis_module::{Context, RedisError, RedisResult, RedisValue};
@@ -363,13 +362,9 @@ pub fn loadchunk<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
         KeyState::Other => return Err(RedisError::WrongType),
         KeyState::Ours(filter) => {
             write.marked_if(filter.is_blocked());
-            filter.load_dump_chunk(iter, data).map_err(|e| {
-                error(match e {
-                    DumpError::BadData => errors::RECEIVED_BAD_DATA,
-                    DumpError::NoLink => errors::NO_LINK_FOUND,
-                    DumpError::TooBig => errors::CHUNK_TOO_BIG,
-                })
-            })?;
+            filter
+                .load_dump_chunk(iter, data)
+                .map_err(crate::scandump::chunk_error)?;
         }
     }
     write.as_received();

@@ -18,7 +18,6 @@ use crate::api::replies::{reply_bool, reply_field_values, ArrayReply, FieldValue
 use crate::api::source::{for_each_member, SourceError};
 use crate::errors;
 use crate::sf::value::STATIC_TYPE;
-use redbloom_core::bloom::dump::DumpError;
 use redbloom_core::static_filter::dump as static_dump;
 use redbloom_core::static_filter::{build as build_filter, item_key, BuildError, StaticFilter};
 use redis_module::{Context, RedisError, RedisResult, RedisValue};
@@ -249,35 +248,12 @@ pub fn scandump(ctx: &Context, args: &Args) -> RedisResult {
 /// that completes the data must match the header's checksum. A refused chunk changes
 /// nothing.
 pub fn loadchunk(ctx: &Context, args: &Args) -> RedisResult {
-    if args.len() != 4 {
-        return Err(RedisError::WrongArity);
-    }
-    let iter = args
-        .integer(2)
-        .ok_or(error(errors::LOADCHUNK_NOT_NUMERIC))?;
-    let data = args.bytes(3);
-    let key = Key::open(ctx, args, 1, true);
-    match key.state::<StaticFilter>(&STATIC_TYPE) {
-        KeyState::Empty if iter == 1 => {
-            let filter = static_dump::filter_from_header(data, max_bytes(ctx))
-                .map_err(|_| error(errors::RECEIVED_BAD_DATA))?;
-            key.set(&STATIC_TYPE, Box::new(filter))?;
-        }
-        KeyState::Empty => return Err(error(errors::NOT_FOUND)),
-        KeyState::Other => return Err(RedisError::WrongType),
-        KeyState::Ours(filter) => {
-            crate::stats::tracked(filter, |f| static_dump::load_chunk(f, iter, data)).map_err(
-                |e| {
-                    error(match e {
-                        DumpError::BadData => errors::RECEIVED_BAD_DATA,
-                        DumpError::NoLink => errors::NO_LINK_FOUND,
-                        DumpError::TooBig => errors::CHUNK_TOO_BIG,
-                    })
-                },
-            )?;
-        }
-    }
-    ctx.replicate_verbatim();
-    notify_event(ctx, b"sf.loadchunk", args, 1);
-    Ok(RedisValue::SimpleStringStatic("OK"))
+    crate::scandump::loadchunk::<StaticFilter>(
+        ctx,
+        args,
+        &STATIC_TYPE,
+        b"sf.loadchunk",
+        static_dump::filter_from_header,
+        |f, iter, data| crate::stats::tracked(f, |f| static_dump::load_chunk(f, iter, data)),
+    )
 }

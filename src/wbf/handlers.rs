@@ -20,7 +20,6 @@ use crate::errors;
 use crate::options::find_keyword;
 use crate::stats::tracked;
 use crate::types::WINDOW_TYPE;
-use redbloom_core::bloom::dump::DumpError;
 use redbloom_core::bloom::link::LinkError;
 use redbloom_core::hash::HashPair;
 use redbloom_core::window::dump as window_dump;
@@ -362,33 +361,12 @@ pub fn scandump(ctx: &Context, args: &Args) -> RedisResult {
 /// WBF.LOADCHUNK key iterator data — iterator 1 on an empty key is the header (which holds
 /// the times: the restored filter expires as the dumped one would).
 pub fn loadchunk(ctx: &Context, args: &Args) -> RedisResult {
-    if args.len() != 4 {
-        return Err(RedisError::WrongArity);
-    }
-    let iter = args
-        .integer(2)
-        .ok_or(error(errors::LOADCHUNK_NOT_NUMERIC))?;
-    let data = args.bytes(3);
-    let key = Key::open(ctx, args, 1, true);
-    match key.state::<WindowFilter>(&WINDOW_TYPE) {
-        KeyState::Empty if iter == 1 => {
-            let filter = window_dump::filter_from_header(data, max_bytes(ctx))
-                .map_err(|_| error(errors::RECEIVED_BAD_DATA))?;
-            key.set(&WINDOW_TYPE, Box::new(filter))?;
-        }
-        KeyState::Empty => return Err(error(errors::NOT_FOUND)),
-        KeyState::Other => return Err(RedisError::WrongType),
-        KeyState::Ours(filter) => {
-            window_dump::load_chunk(filter, iter, data).map_err(|e| {
-                error(match e {
-                    DumpError::BadData => errors::RECEIVED_BAD_DATA,
-                    DumpError::NoLink => errors::NO_LINK_FOUND,
-                    DumpError::TooBig => errors::CHUNK_TOO_BIG,
-                })
-            })?;
-        }
-    }
-    ctx.replicate_verbatim();
-    notify_event(ctx, b"wbf.loadchunk", args, 1);
-    Ok(RedisValue::SimpleStringStatic("OK"))
+    crate::scandump::loadchunk::<WindowFilter>(
+        ctx,
+        args,
+        &WINDOW_TYPE,
+        b"wbf.loadchunk",
+        window_dump::filter_from_header,
+        window_dump::load_chunk,
+    )
 }
