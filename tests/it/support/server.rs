@@ -64,15 +64,28 @@ pub fn cli_binary() -> String {
     "redis-cli".to_string()
 }
 
-/// A port nobody listens on (nor on port + 10000, a cluster node's bus port), distinct
-/// across the tests of the binary (a counter: they run on several threads) and, by the
-/// process id, from other test processes.
+/// The first port the kernel hands out to outgoing connections
+/// (`net.ipv4.ip_local_port_range`); a server port at or above it can be taken by any
+/// client socket between [`free_port`]'s check and the server's bind.
+fn ephemeral_start() -> u32 {
+    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|text| text.split_whitespace().next()?.parse().ok())
+        .unwrap_or(32768)
+}
+
+/// A port nobody listens on (nor on port + 10000, a cluster node's bus port), below the
+/// ephemeral range so that no outgoing connection takes it, distinct across the tests of
+/// the binary (a counter: they run on several threads) and, by the process id, from other
+/// test processes. A port lost anyway is retried by [`Server`]'s start.
 pub fn free_port() -> u16 {
     static NEXT: AtomicU16 = AtomicU16::new(0);
     let pid = std::process::id();
+    // Both the port and its bus port stay below the ephemeral range: [10000, start - 10000).
+    let span = ephemeral_start().saturating_sub(20000).max(1000);
     loop {
         let n = u32::from(NEXT.fetch_add(1, Ordering::SeqCst));
-        let port = (20000 + (pid.wrapping_mul(61) + n) % 30000) as u16;
+        let port = (10000 + (pid.wrapping_mul(61) + n) % span) as u16;
         if TcpListener::bind(("127.0.0.1", port)).is_ok()
             && TcpListener::bind(("127.0.0.1", port + 10000)).is_ok()
         {
@@ -190,11 +203,14 @@ impl Server {
             keep_dir,
             module: module.map(Path::to_path_buf),
         };
-        server.spawn();
+        server.spawn(5);
         server
     }
 
-    fn spawn(&mut self) {
+    /// Starts the server on `self.port`; `moves` more times on a fresh port when another
+    /// process took that port first (only for a first start: a restart keeps its port).
+    fn spawn(&mut self, moves: u32) {
+        let log_start = self.log().len();
         let module = self.module.clone().unwrap_or_else(module_path);
         let mut args: Vec<String> = vec![
             "--port".into(),
@@ -258,6 +274,14 @@ impl Server {
         let deadline = Instant::now() + Duration::from_secs(60) * slowdown();
         loop {
             if let Some(status) = self.child.as_mut().unwrap().try_wait().unwrap() {
+                // Another process bound the port between free_port's check and the
+                // server's bind: start again on another port.
+                let log = self.log();
+                if moves > 0 && log[log_start.min(log.len())..].contains("Address already in use") {
+                    self.child = None;
+                    self.port = free_port();
+                    return self.spawn(moves - 1);
+                }
                 panic!(
                     "server exited ({status}); log:\n{}\nstderr:\n{}",
                     self.log(),
@@ -434,7 +458,7 @@ impl Server {
             }
             None => self.extra.extend(args),
         }
-        self.spawn();
+        self.spawn(0);
     }
 }
 
