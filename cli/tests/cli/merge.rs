@@ -476,3 +476,68 @@ fn merges_on_a_cluster() {
         assert_eq!(raw(&key).call(&["EXISTS", &key]), Reply::Int(0), "{key}");
     }
 }
+
+/// `shard merge` on one server: counting members add counts; `--intersect` of Cuckoo
+/// members is a usage error; a member whose merge the server refuses (a member re-reserved
+/// with another shape behind the descriptor's back) fails the merge naming member and node,
+/// and the members made are deleted — DEST does not exist afterwards.
+#[test]
+fn shard_merge_counts_refuses_and_cleans_up() {
+    let server = Server::start();
+    let u = url(&server);
+    let node = format!("127.0.0.1:{}", server.port);
+    let mut conn = server.raw();
+    for (name, kind) in [("c1", "cbf"), ("c2", "cbf"), ("q1", "cf"), ("q2", "cf")] {
+        let mut args = vec![
+            "shard",
+            "create",
+            &u,
+            name,
+            "--shards",
+            "3",
+            "--capacity",
+            "3000",
+        ];
+        args.extend(["--type", kind]);
+        if kind == "cbf" {
+            args.extend(["--error-rate", "0.01"]);
+        }
+        ok(&args);
+    }
+    ok(&["shard", "add", &u, "c1", "x", "y"]);
+    ok(&["shard", "add", &u, "c2", "x", "z"]);
+    assert_eq!(
+        ok(&["shard", "merge", &u, "c12", "c1", "c2"]),
+        "merged 2 sharded filters into c12: 3 members\n"
+    );
+    let mut client = redbloom_client::Conn::open(&u).unwrap();
+    let c12 = Descriptor::open(&mut client, "c12").unwrap();
+    let x = &c12.members[redbloom_client::shard::route(b"x", 3) as usize];
+    assert_eq!(conn.call(&["CBF.COUNT", x, "x"]), Reply::Int(2));
+    assert_eq!(
+        ok(&["shard", "exists", &u, "c12", "x", "y", "z", "w"]),
+        "1\n1\n1\n0\n"
+    );
+    let run = redbloom(&["shard", "merge", &u, "qq", "q1", "q2", "--intersect"]);
+    assert_eq!(run.code, Some(2));
+    assert_eq!(
+        run.stderr,
+        "redbloom: --intersect applies to bf and cbf filters only (CF.MERGE is a union)\n"
+    );
+
+    let c2 = Descriptor::open(&mut client, "c2").unwrap();
+    let odd = &c2.members[1];
+    conn.call(&["DEL", odd]);
+    conn.call(&["CBF.RESERVE", odd, "0.1", "3000"]);
+    let dest = Descriptor::new("bad", 3, c2.spec.clone()).unwrap();
+    assert_eq!(
+        fails(&["shard", "merge", &u, "bad", "c1", "c2"]),
+        format!(
+            "redbloom: bad: member {} on {node}: ERR filters of different shapes (error rate, capacity, expansion, scaling, layout) cannot be merged: {odd}",
+            dest.members[1]
+        )
+    );
+    for key in std::iter::once(&"bad".to_string()).chain(&dest.members) {
+        assert_eq!(conn.call(&["EXISTS", key]), Reply::Int(0), "{key}");
+    }
+}
