@@ -12,6 +12,7 @@ mod inspect;
 mod interrupt;
 mod load;
 mod merge;
+mod merge_shard;
 mod proxy;
 mod shard_errors;
 mod shard_routing;
