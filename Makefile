@@ -8,7 +8,7 @@ TARGET_DIR = $(eval TARGET_DIR := $(call target_dir_of,))$(TARGET_DIR)
 FUZZ_TARGET_DIR = $(eval FUZZ_TARGET_DIR := $(call target_dir_of,--manifest-path fuzz/Cargo.toml))$(FUZZ_TARGET_DIR)
 MODULE = $(TARGET_DIR)/release/libredbloom.so
 
-.PHONY: all deps test-deps build run test test-redis test-redis8 test-valkey test-fuzz test-docker lint fmt bench bench-e2e bench-stall bench-load docker clean fuzz valgrind sizing-charts
+.PHONY: all deps test-deps build run test test-redis test-redis8 test-valkey test-fuzz test-docker lint fmt bench bench-e2e bench-stall bench-load docker clean fuzz valgrind sizing-charts merge-chart
 
 all: build
 
@@ -151,6 +151,12 @@ sizing-charts: build
 	@[ -x .venv/bin/python ] || python3 -m venv .venv
 	.venv/bin/pip install -q redis matplotlib
 	REDBLOOM_MODULE=$(abspath $(MODULE)) .venv/bin/python scripts/sizing-charts.py
+
+## The false-positive cost of merging k filters, docs/choosing.md's chart (docs/sizing/merge-fp.*).
+merge-chart: build
+	@[ -x .venv/bin/python ] || python3 -m venv .venv
+	.venv/bin/pip install -q redis matplotlib
+	REDBLOOM_MODULE=$(abspath $(MODULE)) .venv/bin/python scripts/merge-chart.py
 
 ## An image with the module and the `redbloom` CLI: Debian's Redis 7.0 (`redbloom`),
 ## SERVER=valkey Valkey 8.1 (`redbloom:valkey`), SERVER=redis8 Redis 8.2 (`redbloom:redis8`).

@@ -1,5 +1,5 @@
-//! `redbloom`: sharded filters over Redis/Valkey Cluster, bulk loading, inspection and
-//! local snapshots of redbloom / RedisBloom filters. Errors are one line on standard error
+//! `redbloom`: sharded filters over Redis/Valkey Cluster, bulk loading, inspection, merges
+//! and local snapshots of redbloom / RedisBloom filters. Errors are one line on standard error
 //! (with `--json` a JSON object `{"error": {"kind", "message"}}`); the exit code is 0 on
 //! success, 2 for a usage error, 1 for any other failure, 128 + the signal's number for a
 //! load stopped by SIGINT / SIGTERM. `--json` prints results as JSON on standard output.
@@ -19,6 +19,7 @@ mod connect;
 mod input;
 mod inspect_cmd;
 mod load_cmd;
+mod merge_cmd;
 mod shard_cmd;
 mod signals;
 mod snapshot_cmd;
@@ -85,6 +86,10 @@ enum Command {
         #[arg(long, alias = "items-file")]
         file: Option<std::path::PathBuf>,
     },
+    /// Merges filter keys into DEST with BF.MERGE, CBF.MERGE or CF.MERGE (by their type).
+    Merge(merge_cmd::MergeArgs),
+    /// Merges snapshot files of one type and shape into OUT, without a server.
+    MergeSnapshots(merge_cmd::MergeSnapshotsArgs),
 }
 
 fn main() -> ExitCode {
@@ -118,6 +123,8 @@ fn run(command: Command, json: bool) -> redbloom_client::Result<()> {
             items,
             file,
         } => snapshot_cmd::check(&snapshot, &items, file.as_deref(), json),
+        Command::Merge(args) => merge_cmd::run(args, json),
+        Command::MergeSnapshots(args) => merge_cmd::run_snapshots(args, json),
     }
 }
 

@@ -1,4 +1,4 @@
-//! `redbloom shard create|add|exists|info|drop`.
+//! `redbloom shard create|add|exists|load|info|merge|drop`.
 
 use crate::connect;
 use crate::input;
@@ -131,6 +131,22 @@ pub enum ShardCommand {
         url: String,
         /// The sharded filter's name: the key of its descriptor hash.
         name: String,
+    },
+    /// A new sharded filter DEST whose member i merges member i of every SRC (sharded
+    /// filters of one layout).
+    Merge {
+        /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db]
+        /// (the password may come from REDISCLI_AUTH instead).
+        url: String,
+        /// The new sharded filter's name (it and its member keys must not exist).
+        dest: String,
+        /// The sharded filters merged: one member count, type, capacity, error rate and
+        /// options.
+        #[arg(required = true, value_name = "SRC")]
+        sources: Vec<String>,
+        /// The intersection instead of the union (bf and cbf members of a single link).
+        #[arg(long)]
+        intersect: bool,
     },
     /// Deletes the members that exist and the descriptor, saying which members were
     /// missing (keys of another type at member names are left alone).
@@ -304,6 +320,29 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
                         m.memory
                     );
                 }
+            }
+        }
+        ShardCommand::Merge {
+            url,
+            dest,
+            sources,
+            intersect,
+        } => {
+            let mut conn = connect::open(&url)?;
+            let sources: Vec<&str> = sources.iter().map(String::as_str).collect();
+            let merged =
+                redbloom_client::merge::shard_merge(&mut conn, &dest, &sources, intersect)?;
+            if json {
+                say!(
+                    "{}",
+                    json!({"name": dest, "sources": sources, "members": merged.members})
+                );
+            } else {
+                say!(
+                    "merged {} sharded filters into {dest}: {} members",
+                    sources.len(),
+                    merged.members.len()
+                );
             }
         }
         ShardCommand::Drop { url, name, force } => {

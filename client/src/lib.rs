@@ -1,8 +1,8 @@
 //! redbloom-client: tools that run next to an application, not inside the server —
 //! sharded filters over Redis/Valkey Cluster ([`shard`]), bulk loading with LOADCHUNK
-//! ([`load`]), inspection ([`inspect`]) and local snapshots ([`snapshot`]). It speaks to
-//! redbloom or RedisBloom servers through the `redis` crate and builds and reads filters
-//! with redbloom-core.
+//! ([`load`]), inspection ([`inspect`]), merges ([`merge`], [`snapshot_merge`]) and local
+//! snapshots ([`snapshot`]). It speaks to redbloom or RedisBloom servers through the `redis`
+//! crate and builds, reads and merges filters with redbloom-core.
 
 /// The `redis` crate this one is built on (its `Value`, `Cmd`, errors), so an application
 /// uses the same version.
@@ -24,7 +24,9 @@ pub use shard::Descriptor;
 pub use shard_load::ShardLoad;
 pub mod inspect;
 pub mod load;
+pub mod merge;
 pub mod ship;
 pub mod snapshot;
+pub mod snapshot_merge;
 
 pub use snapshot::Snapshot;

@@ -257,6 +257,11 @@ impl Descriptor {
             let _ = self.delete_members(conn);
             return Err(Error::new(format!("{}: {e}", self.name)));
         }
+        self.write_descriptor(conn)
+    }
+
+    /// Writes the descriptor hash (its members made already).
+    pub fn write_descriptor(&self, conn: &mut Conn) -> Result<()> {
         let mut hset = redis::cmd("HSET");
         hset.arg(&self.name);
         for (k, v) in self.fields() {

@@ -123,6 +123,40 @@ impl Local {
     }
 }
 
+impl Local {
+    /// The family of the filter.
+    pub fn family(&self) -> Family {
+        match self {
+            Local::Bloom(_) => Family::Bf,
+            Local::Cuckoo(_) | Local::EmptyCuckoo => Family::Cf,
+            Local::Counting(_) => Family::Cbf,
+        }
+    }
+
+    /// Its SCANDUMP replies, as a server holding it gives them: `(1, header)`, then each
+    /// data chunk with the iterator after it (none for an empty Cuckoo filter).
+    pub fn chunks(&self) -> Chunks {
+        fn all<'a>(header: Vec<u8>, chunk: impl Fn(i64) -> Option<(i64, &'a [u8])>) -> Chunks {
+            let mut out = vec![(1, header)];
+            let mut iter = 1;
+            while let Some((next, data)) = chunk(iter) {
+                out.push((next, data.to_vec()));
+                iter = next;
+            }
+            out
+        }
+        match self {
+            Local::Bloom(c) => all(bloom_dump::header(c), |i| bloom_dump::chunk(c, i)),
+            Local::Counting(c) => all(counting_dump::header(c), |i| counting_dump::chunk(c, i)),
+            Local::Cuckoo(f) if f.num_items() == 0 => Vec::new(),
+            Local::Cuckoo(f) => all(cuckoo_dump::header(f).to_vec(), |i| {
+                cuckoo_dump::chunk(f, i)
+            }),
+            Local::EmptyCuckoo => Vec::new(),
+        }
+    }
+}
+
 /// Downloads `key` (of `family`) with SCANDUMP into a local filter.
 pub fn download(conn: &mut Conn, family: Family, key: &str) -> Result<Local> {
     let chunks = scandump(conn, family, key)?;

@@ -11,6 +11,8 @@ mod docs;
 mod inspect;
 mod interrupt;
 mod load;
+mod merge;
+mod merge_shard;
 mod proxy;
 mod shard_errors;
 mod shard_routing;
