@@ -25,6 +25,8 @@
 
 #[path = "e2e/sketches.rs"]
 mod sketches;
+#[path = "e2e/static_filter.rs"]
+mod static_filter;
 #[path = "../tests/it/support/mod.rs"]
 mod support;
 
@@ -525,6 +527,7 @@ fn main() {
         },
     ];
     filters.extend(sketches::filters());
+    filters.extend(static_filter::filters());
     // Another redbloom build as the reference (comparing two builds): it has every type
     // and option, so every workload runs on both.
     if std::env::var("E2E_REFERENCE_IS_REDBLOOM").is_ok_and(|v| v == "1") {
@@ -807,6 +810,7 @@ fn main() {
         ),
     ];
     workloads.extend(sketches::workloads(n, nb));
+    workloads.extend(static_filter::workloads(nb));
     let selected: Vec<&Workload> = workloads
         .iter()
         .filter(|w| only.is_empty() || only.iter().any(|o| w.name.contains(o.as_str())))
@@ -887,6 +891,7 @@ fn main() {
                 );
             }
         }
+        static_filter::setup(target, &selected, scaled(static_filter::ITEMS));
     }
     println!("setup took {:.1} s", setup.elapsed().as_secs_f64());
 
@@ -997,6 +1002,8 @@ fn main() {
             );
         }
     }
+
+    static_filter::report(&mut targets, &selected, &samples, rounds);
 
     // Memory per item and the false-positive rate measured on 1M items.
     println!();

@@ -45,35 +45,52 @@ const KNOWN_FLAGS: [&str; 20] = [
 ];
 
 /// The arguments a command cannot do without, as the syntax states them: each
-/// required argument, plus its keyword if it has one.
+/// required argument, plus its keyword if it has one; of a required choice, its
+/// shortest alternative.
 fn required_arguments(docs: &[ArgDoc]) -> usize {
     docs.iter()
         .filter(|arg| !arg.optional)
         .map(|arg| match (&arg.token, arg.kind) {
+            (_, ArgKind::OneOf) => alternative_lengths(arg).min().unwrap_or(1),
             (Some(_), kind) if kind != ArgKind::PureToken => 2,
             _ => 1,
         })
         .sum()
 }
 
+/// The required arguments of each alternative of a choice.
+fn alternative_lengths(choice: &ArgDoc) -> impl Iterator<Item = usize> + '_ {
+    choice
+        .subargs
+        .iter()
+        .map(|alt| required_arguments(std::slice::from_ref(alt)))
+}
+
+/// Whether the syntax admits more than one argument count: something optional or
+/// repeatable, at any depth, or alternatives of different lengths.
 fn is_variadic(docs: &[ArgDoc]) -> bool {
-    docs.iter().any(|arg| arg.optional || arg.multiple)
+    docs.iter().any(|arg| {
+        let lengths: HashSet<usize> = alternative_lengths(arg).collect();
+        arg.optional || arg.multiple || lengths.len() > 1 || is_variadic(&arg.subargs)
+    })
 }
 
 fn brackets_balance(syntax: &str) -> bool {
-    let mut depth = 0i32;
+    let (mut depth, mut parens) = (0i32, 0i32);
     for c in syntax.chars() {
         match c {
             '[' => depth += 1,
             ']' => depth -= 1,
-            '|' if depth == 0 => return false,
+            '(' => parens += 1,
+            ')' => parens -= 1,
+            '|' if depth == 0 && parens == 0 => return false,
             _ => {}
         }
-        if depth < 0 {
+        if depth < 0 || parens < 0 {
             return false;
         }
     }
-    depth == 0
+    depth == 0 && parens == 0
 }
 
 fn is_version(since: &str) -> bool {
@@ -295,6 +312,37 @@ fn the_checks_catch_a_broken_entry() {
                 ..entry()
             },
             "more than one key",
+        ),
+        (
+            Command {
+                args: "key:key (ITEMS item:string... | FROM source:string)",
+                arity: -3,
+                ..entry()
+            },
+            "arity -3 but the syntax says -4",
+        ),
+        (
+            Command {
+                args: "key:key (a:string | b:string c:integer)",
+                arity: 3,
+                ..entry()
+            },
+            "does not parse",
+        ),
+        (
+            Command {
+                args: "key:key (A | B b:integer)",
+                arity: 3,
+                ..entry()
+            },
+            "arity 3 but the syntax says -3",
+        ),
+        (
+            Command {
+                args: "key:key (a:string | b:string",
+                ..entry()
+            },
+            "unbalanced",
         ),
         (
             Command {

@@ -1,7 +1,7 @@
 //! `redbloom inspect URL KEY`.
 
 use crate::connect;
-use redbloom_client::inspect::{inspect, LinkReport, Report};
+use redbloom_client::inspect::{inspect, LinkReport, Report, StaticReport};
 use redbloom_client::Result;
 use serde_json::{json, Value};
 
@@ -12,14 +12,24 @@ fn link_json(l: &LinkReport) -> Value {
     })
 }
 
-fn report_json(r: &Report) -> Value {
+fn fingerprints_json(f: &StaticReport) -> Value {
     json!({
+        "bits": f.bits, "slots": f.slots, "bits_per_item": f.bits_per_item, "memory": f.memory,
+    })
+}
+
+fn report_json(r: &Report) -> Value {
+    let mut out = json!({
         "key": r.key, "type": r.kind, "items": r.items, "capacity": r.capacity,
         "estimated_fp": r.estimated_fp, "target_fp": r.target_fp, "memory": r.memory,
         "links": r.links.iter().map(link_json).collect::<Vec<_>>(),
         "members": r.members.iter().map(report_json).collect::<Vec<_>>(),
         "warnings": r.warnings,
-    })
+    });
+    if let Some(f) = &r.fingerprints {
+        out["fingerprints"] = fingerprints_json(f);
+    }
+    out
 }
 
 fn print_links(r: &Report, indent: &str) {
@@ -59,6 +69,15 @@ fn print_text(r: &Report) {
         r.memory
     );
     print_links(r, "  ");
+    if let Some(f) = &r.fingerprints {
+        say!(
+            "  fingerprints: {} bits in {} slots, {:.2} bits per item, memory {} bytes",
+            f.bits,
+            f.slots,
+            f.bits_per_item,
+            f.memory
+        );
+    }
     for m in &r.members {
         say!(
             "  member {}: {} items, estimated FP {:.6}, memory {} bytes",

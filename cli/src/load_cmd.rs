@@ -1,13 +1,16 @@
 //! `redbloom load URL KEY [--error-rate E] --capacity C [--expansion X | --nonscaling]
-//! [--type bf|cf] [--file F]`.
+//! [--type bf|cf] [--file F]`, and `redbloom load URL KEY --type static --error-rate E
+//! [--file F]`.
 
 use crate::connect;
 use crate::input;
 use crate::shard_cmd::SpecArgs;
 use crate::signals;
 use clap::Args;
+use redbloom_client::load::{static_rate, Built, LOAD_FAMILIES};
 use redbloom_client::ship::{self, Replace, Ship, Target};
 use redbloom_client::{Error, Family, Result};
+use redbloom_core::static_filter::item_key;
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -20,7 +23,7 @@ pub struct LoadArgs {
     key: String,
     #[command(flatten)]
     spec: SpecArgs,
-    /// bf or cf.
+    /// bf, cf or static.
     #[arg(long = "type", default_value = "bf")]
     family: String,
     /// One item per line (`-`: standard input, also the default).
@@ -31,7 +34,10 @@ pub struct LoadArgs {
 pub fn run(args: LoadArgs, json: bool) -> Result<()> {
     let family = Family::parse(&args.family)?;
     if family == Family::Cbf {
-        return Err(Error::usage("load supports bf and cf filters"));
+        return Err(Error::usage(LOAD_FAMILIES));
+    }
+    if family == Family::Sf {
+        return run_static(args, json);
     }
     let spec = args.spec.spec(family, false)?;
     let mut conn = connect::open(&args.url)?;
@@ -59,6 +65,53 @@ pub fn run(args: LoadArgs, json: bool) -> Result<()> {
         Ok(())
     })?;
     reading.finish_and_clear();
+    ship_built(&mut conn, &args.key, &built, items, json)
+}
+
+/// A static filter: every item's key read (8 bytes an item are held, not the items), the
+/// filter built of them as SF.BUILD builds it, then shipped as the other families are.
+/// The error rate is required (as for bf); the sizing options do not apply.
+fn run_static(args: LoadArgs, json: bool) -> Result<()> {
+    let spec = &args.spec;
+    let sizing = [
+        (spec.capacity.is_some(), "--capacity"),
+        (spec.expansion.is_some(), "--expansion"),
+        (spec.nonscaling, "--nonscaling"),
+    ];
+    if let Some((_, option)) = sizing.iter().find(|(given, _)| *given) {
+        return Err(Error::usage(format!(
+            "{option} does not apply to static filters (sized from their distinct items)"
+        )));
+    }
+    let rate = spec
+        .error_rate
+        .ok_or_else(|| Error::usage("--error-rate is required for static filters"))?;
+    static_rate(rate)?;
+    let mut conn = connect::open(&args.url)?;
+    ship::ensure_absent(&mut conn, &args.key)?;
+    let limits = ship::server_limits(&mut conn);
+    let mut keys = Vec::new();
+    let reading = input::progress("read");
+    input::for_each_batch(args.file.as_deref(), |batch| {
+        keys.extend(batch.iter().map(|item| item_key(item)));
+        reading.set_position(keys.len() as u64);
+        Ok(())
+    })?;
+    reading.finish_and_clear();
+    let items = keys.len() as u64;
+    let built = Built::build_static(keys, rate, &limits).map_err(|e| e.context(&args.key))?;
+    ship_built(&mut conn, &args.key, &built, items, json)
+}
+
+/// Ships `built` to the absent `key` and prints what was loaded (`items`: the input's
+/// lines).
+fn ship_built(
+    conn: &mut redbloom_client::Conn,
+    key: &str,
+    built: &Built,
+    items: u64,
+    json: bool,
+) -> Result<()> {
     let mut chunks = 1;
     built.for_each_chunk(|_, _| {
         chunks += 1;
@@ -67,12 +120,12 @@ pub fn run(args: LoadArgs, json: bool) -> Result<()> {
     signals::catch();
     let bar = input::bytes_progress("ship", built.dump_bytes());
     let target = Target {
-        key: &args.key,
-        built: &built,
+        key,
+        built,
         replace: Replace::Absent,
     };
     let bytes = ship::deliver(
-        &mut conn,
+        conn,
         &[target],
         &mut Ship::new(&signals::stopped, &mut |n| bar.set_position(n)),
     )?;
@@ -80,13 +133,10 @@ pub fn run(args: LoadArgs, json: bool) -> Result<()> {
     if json {
         say!(
             "{}",
-            json!({"key": args.key, "items": items, "bytes": bytes, "chunks": chunks})
+            json!({"key": key, "items": items, "bytes": bytes, "chunks": chunks})
         );
     } else {
-        say!(
-            "loaded {}: {items} items, {bytes} bytes in {chunks} chunks",
-            args.key
-        );
+        say!("loaded {key}: {items} items, {bytes} bytes in {chunks} chunks");
     }
     Ok(())
 }

@@ -16,9 +16,10 @@ pub struct SpecArgs {
     /// filter's rate follows from its bucket size, so cf refuses it).
     #[arg(long)]
     pub error_rate: Option<f64>,
-    /// Items the whole filter is sized for (a sharded filter: all members together).
+    /// Items the whole filter is sized for (a sharded filter: all members together);
+    /// required but for static filters (sized from their items).
     #[arg(long)]
-    pub capacity: u64,
+    pub capacity: Option<u64>,
     /// Growth factor of each new link / sub-filter.
     #[arg(long, conflicts_with = "nonscaling")]
     pub expansion: Option<u32>,
@@ -29,8 +30,18 @@ pub struct SpecArgs {
 
 impl SpecArgs {
     /// The filter these options describe, for `family`; usage errors for an error rate
-    /// missing (bf, cbf) or given (cf).
+    /// missing (bf, cbf) or given (cf), a capacity missing, and a static filter (never
+    /// reserved).
     pub fn spec(&self, family: Family, blocked: bool) -> Result<FilterSpec> {
+        if family == Family::Sf {
+            return Err(Error::usage(redbloom_client::family::SF_NOT_RESERVED));
+        }
+        let capacity = self.capacity.ok_or_else(|| {
+            Error::usage(format!(
+                "--capacity is required for {} filters",
+                family.name()
+            ))
+        })?;
         let error_rate = match (family, self.error_rate) {
             (Family::Cf, Some(_)) => {
                 return Err(Error::usage(
@@ -50,7 +61,7 @@ impl SpecArgs {
         let spec = FilterSpec {
             family,
             error_rate,
-            capacity: self.capacity,
+            capacity,
             expansion: self.expansion,
             nonscaling: self.nonscaling,
             blocked,

@@ -11,6 +11,9 @@ pub enum Family {
     Cf,
     /// Counting Bloom filter (CBF.*, redbloom's own).
     Cbf,
+    /// Static filter (SF.*, redbloom's own): built whole from a known set, never reserved
+    /// or added to, so `load` only (never a sharded filter's members).
+    Sf,
 }
 
 impl Family {
@@ -19,8 +22,9 @@ impl Family {
             "bf" => Ok(Family::Bf),
             "cf" => Ok(Family::Cf),
             "cbf" => Ok(Family::Cbf),
+            "static" => Ok(Family::Sf),
             other => Err(Error::usage(format!(
-                "unknown filter type '{other}' (expected bf, cf or cbf)"
+                "unknown filter type '{other}' (expected bf, cf, cbf or static)"
             ))),
         }
     }
@@ -30,15 +34,17 @@ impl Family {
             Family::Bf => "bf",
             Family::Cf => "cf",
             Family::Cbf => "cbf",
+            Family::Sf => "static",
         }
     }
 
-    /// The command prefix: `BF`, `CF`, `CBF`.
+    /// The command prefix: `BF`, `CF`, `CBF`, `SF`.
     pub fn prefix(self) -> &'static str {
         match self {
             Family::Bf => "BF",
             Family::Cf => "CF",
             Family::Cbf => "CBF",
+            Family::Sf => "SF",
         }
     }
 
@@ -48,6 +54,7 @@ impl Family {
             Family::Bf => &["MBbloom--", "RBblockBF"],
             Family::Cf => &["MBbloomCF"],
             Family::Cbf => &["RBcountBF"],
+            Family::Sf => &["RBstaticF"],
         }
     }
 
@@ -56,7 +63,7 @@ impl Family {
     }
 }
 
-/// The family of a key from its TYPE: `Some` for a bf, cf or cbf filter, `None` for a hash
+/// The family of a key from its TYPE: `Some` for a bf, cf, cbf or static filter, `None` for a hash
 /// (a sharded filter's descriptor, perhaps); an error for a missing key or another type.
 pub fn key_family(conn: &mut Conn, key: &str) -> Result<Option<Family>> {
     let kind: String = conn.query(redis::cmd("TYPE").arg(key))?;
@@ -66,16 +73,20 @@ pub fn key_family(conn: &mut Conn, key: &str) -> Result<Option<Family>> {
     if kind == "none" {
         return Err(Error::new(format!("no key {key}")));
     }
-    [Family::Bf, Family::Cf, Family::Cbf]
+    [Family::Bf, Family::Cf, Family::Cbf, Family::Sf]
         .into_iter()
         .find(|f| f.type_names().contains(&kind.as_str()))
         .map(Some)
         .ok_or_else(|| {
             Error::new(format!(
-                "{key} is a key of type {kind}, not a bf, cf or cbf filter nor a sharded filter"
+                "{key} is a key of type {kind}, not a bf, cf, cbf or static filter nor a sharded filter"
             ))
         })
 }
+
+/// Why a static filter has no [`FilterSpec`]: it is never reserved.
+pub const SF_NOT_RESERVED: &str =
+    "a static filter is built whole from its items (redbloom load --type static), never reserved: sharded filters are bf, cf or cbf";
 
 /// How a filter is created: BF.RESERVE / CF.RESERVE / CBF.RESERVE arguments.
 #[derive(Debug, Clone, PartialEq)]
@@ -91,6 +102,9 @@ pub struct FilterSpec {
 
 impl FilterSpec {
     pub fn validate(&self) -> Result<()> {
+        if self.family == Family::Sf {
+            return Err(Error::usage(SF_NOT_RESERVED));
+        }
         if !(self.error_rate > 0.0 && self.error_rate < 1.0) {
             return Err(Error::usage(
                 "--error-rate must be between 0 and 1 (exclusive)",

@@ -1,8 +1,10 @@
 //! What a filter holds, read from its SCANDUMP and counted here: per link (Bloom, counting)
 //! or sub-filter (Cuckoo) its capacity, items, bits, hashes, fill ratio and the
 //! false-positive rate that fill implies; for the filter, that estimate against its target,
-//! and warnings when it is past capacity or above target. A sharded filter is reported
-//! member by member and as a whole.
+//! and warnings when it is past capacity or above target. A static filter has no links:
+//! its fingerprints are reported ([`StaticReport`]), and its rate is the one they give,
+//! 2^-bits, against the rate it was built for. A sharded filter is reported member by
+//! member and as a whole.
 
 use crate::conn::Conn;
 use crate::error::Result;
@@ -13,6 +15,7 @@ use redbloom_core::bloom::blocked::{BLOCK_BITS, BLOCK_BYTES};
 use redbloom_core::bloom::Chain;
 use redbloom_core::counting::CountingChain;
 use redbloom_core::cuckoo::CuckooFilter;
+use redbloom_core::static_filter::StaticFilter;
 
 /// One link or sub-filter.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,15 +39,41 @@ pub struct LinkReport {
     pub memory: u64,
 }
 
+/// A static filter's fingerprints (SF.INFO's figures, counted in the downloaded filter).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StaticReport {
+    /// Fingerprint width.
+    pub bits: u32,
+    /// Fingerprint slots (about 1.13 per item).
+    pub slots: u64,
+    /// The filter's memory per item, in bits.
+    pub bits_per_item: f64,
+    /// The filter's own memory (SF.INFO "Size").
+    pub memory: u64,
+}
+
+impl StaticReport {
+    fn of(filter: &StaticFilter) -> StaticReport {
+        StaticReport {
+            bits: filter.bits(),
+            slots: filter.shape().slots_len(),
+            bits_per_item: filter.bits_per_item(),
+            memory: filter.mem_usage(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Report {
     pub key: String,
-    /// bf, cf, cbf, or sharded-bf / sharded-cf / sharded-cbf.
+    /// bf, cf, cbf, static, or sharded-bf / sharded-cf / sharded-cbf.
     pub kind: String,
     pub items: u64,
     /// The capacity it was reserved for.
     pub capacity: u64,
     pub links: Vec<LinkReport>,
+    /// A static filter's fingerprints (it has no links).
+    pub fingerprints: Option<StaticReport>,
     /// The chance an absent item answers 1: 1 − Π(1 − link estimate); a sharded
     /// filter's is its members' mean (routing spreads absent items evenly).
     pub estimated_fp: f64,
@@ -212,6 +241,7 @@ fn memory_usage(conn: &mut Conn, key: &str) -> u64 {
 /// Inspects one filter key of `family`.
 pub fn inspect_key(conn: &mut Conn, key: &str, family: Family) -> Result<Report> {
     let local = download(conn, family, key)?;
+    let mut fingerprints = None;
     let (links, items, capacity, target) = match &local {
         Local::Bloom(chain) => (
             bloom_links(chain),
@@ -230,13 +260,26 @@ pub fn inspect_key(conn: &mut Conn, key: &str, family: Family) -> Result<Report>
             let capacity = links.first().map(|l| l.capacity).unwrap_or(0);
             (links, filter.num_items(), capacity, None)
         }
+        // It holds its items, no more: its capacity.
+        Local::Static(filter) => {
+            fingerprints = Some(StaticReport::of(filter));
+            (
+                Vec::new(),
+                filter.items(),
+                filter.items(),
+                Some(filter.requested_error()),
+            )
+        }
         Local::EmptyCuckoo => {
             let link = empty_cuckoo(conn, key)?;
             let capacity = link.capacity;
             (vec![link], 0, capacity, None)
         }
     };
-    let estimated_fp = compound(&links);
+    let estimated_fp = match &local {
+        Local::Static(filter) => filter.guaranteed_error(),
+        _ => compound(&links),
+    };
     let mut warnings = Vec::new();
     if items > capacity && capacity > 0 {
         warnings.push(format!(
@@ -257,6 +300,7 @@ pub fn inspect_key(conn: &mut Conn, key: &str, family: Family) -> Result<Report>
         items,
         capacity,
         links,
+        fingerprints,
         estimated_fp,
         target_fp: target,
         memory: memory_usage(conn, key),
@@ -303,6 +347,7 @@ pub fn inspect(conn: &mut Conn, key: &str) -> Result<Report> {
                 items,
                 capacity: d.spec.capacity,
                 links: Vec::new(),
+                fingerprints: None,
                 estimated_fp,
                 target_fp: target,
                 memory: members.iter().map(|m| m.memory).sum(),

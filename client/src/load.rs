@@ -4,7 +4,10 @@
 //! starts from is the one the server itself reserved ([`Built::from_bloom_header`],
 //! [`Built::from_cuckoo_info`]), so its configs decide what the options leave open: a
 //! Bloom filter loaded so is byte for byte the filter BF.RESERVE + BF.MADD of the same
-//! items in the same order make on that server.
+//! items in the same order make on that server. A static filter is reserved by nobody: it
+//! is built here whole from all the items ([`Built::build_static`]), exactly as the
+//! server's `SF.BUILD key rate ITEMS …` of them builds it (the construction is a function
+//! of the distinct items and the rate).
 
 use crate::error::{Error, Result};
 use crate::family::{Family, FilterSpec};
@@ -15,6 +18,7 @@ use redbloom_core::limits::{
     BF_DEFAULT_EXPANSION, CF_DEFAULT_BUCKET_SIZE, CF_DEFAULT_EXPANSION, CF_DEFAULT_MAX_ITERATIONS,
     DEFAULT_MAX_FILTER_BYTES,
 };
+use redbloom_core::static_filter::{self, dump as static_dump, BuildError, StaticFilter};
 use std::num::NonZeroUsize;
 
 /// The server's limits a build keeps to, as the server's own adds would: the largest
@@ -40,6 +44,21 @@ impl Default for Limits {
 pub enum Built {
     Bloom(Chain),
     Cuckoo(CuckooFilter),
+    Static(StaticFilter),
+}
+
+/// What `load` builds.
+pub const LOAD_FAMILIES: &str = "load supports bf, cf and static filters";
+
+/// Refuses an error rate a static filter cannot have: SF.BUILD takes rates in
+/// [2^-32, 0.5) (fingerprints of 1 to 32 bits).
+pub fn static_rate(error_rate: f64) -> Result<()> {
+    if static_filter::bits_for(error_rate).is_none() {
+        return Err(Error::usage(
+            "--error-rate must be below 0.5 and at least 2^-32 for static filters",
+        ));
+    }
+    Ok(())
 }
 
 /// The threads a Bloom filter is built on: one per core, at most 8 (every thread computes
@@ -85,8 +104,31 @@ impl Built {
                     .map(Built::Cuckoo)
                     .map_err(|e| Error::new(format!("cannot make the filter: {e:?}")))
             }
-            Family::Cbf => Err(Error::new("load supports bf and cf filters")),
+            Family::Cbf => Err(Error::new(LOAD_FAMILIES)),
+            Family::Sf => Err(Error::usage(crate::family::SF_NOT_RESERVED)),
         }
+    }
+
+    /// The static filter of `keys` (the items' [`static_filter::item_key`]s, duplicates
+    /// allowed) at `error_rate`, within the server's `limits.max_bytes` (the ceiling
+    /// SF.LOADCHUNK's header is checked against): `SF.BUILD`'s filter of the same items.
+    pub fn build_static(keys: Vec<u64>, error_rate: f64, limits: &Limits) -> Result<Built> {
+        static_rate(error_rate)?;
+        let items = keys.len();
+        static_filter::build(keys, error_rate, limits.max_bytes)
+            .map(Built::Static)
+            .map_err(|e| match e {
+                BuildError::TooLarge => Error::new(format!(
+                    "the static filter of these items would exceed the server's \
+                     bf.max-filter-bytes ({} bytes)",
+                    limits.max_bytes
+                )),
+                BuildError::TooManyItems => Error::new(format!(
+                    "{items} items: a static filter holds at most {} distinct items",
+                    static_filter::MAX_ITEMS
+                )),
+                other => Error::new(format!("cannot build the static filter: {other:?}")),
+            })
     }
 
     /// The empty Bloom filter whose SCANDUMP header (iterator 0 of an empty filter, as a
@@ -177,6 +219,9 @@ impl Built {
                 }
                 Ok(())
             }
+            Built::Static(_) => Err(Error::new(
+                "a static filter takes no items once built (Built::build_static)",
+            )),
         }
     }
 
@@ -184,6 +229,7 @@ impl Built {
         match self {
             Built::Bloom(_) => Family::Bf,
             Built::Cuckoo(_) => Family::Cf,
+            Built::Static(_) => Family::Sf,
         }
     }
 
@@ -192,6 +238,7 @@ impl Built {
         match self {
             Built::Bloom(chain) => bloom_dump::header(chain),
             Built::Cuckoo(filter) => cuckoo_dump::header(filter).to_vec(),
+            Built::Static(filter) => static_dump::header(filter),
         }
     }
 
@@ -203,6 +250,7 @@ impl Built {
             let next = match self {
                 Built::Bloom(chain) => bloom_dump::chunk(chain, iter),
                 Built::Cuckoo(filter) => cuckoo_dump::chunk(filter, iter),
+                Built::Static(filter) => static_dump::chunk(filter, iter),
             };
             let Some((next, data)) = next else {
                 return Ok(());

@@ -4,7 +4,7 @@
 
 use crate::conn::Conn;
 use crate::error::{Error, Result};
-use crate::family::{Family, FilterSpec};
+use crate::family::{Family, FilterSpec, SF_NOT_RESERVED};
 use crate::slot::{key_slot, SLOTS};
 use redis::{FromRedisValue, Value};
 use std::collections::HashMap;
@@ -148,6 +148,9 @@ impl Descriptor {
         }
         let family = Family::parse(&field(map, name, "family")?)
             .map_err(|e| Error::new(format!("{name}: {e}")))?;
+        if family == Family::Sf {
+            return Err(Error::new(format!("{name}: {SF_NOT_RESERVED}")));
+        }
         let shards: u32 = number(map, name, "shards")?;
         if !(1..=MAX_SHARDS).contains(&shards) {
             return Err(Error::new(format!(

@@ -117,7 +117,9 @@ fn shape_query(family: Family, key: &str) -> Result<redis::Cmd> {
     Ok(match family {
         Family::Bf => redis::cmd("BF.SCANDUMP").arg(key).arg(0).clone(),
         Family::Cf => redis::cmd("CF.INFO").arg(key).clone(),
-        Family::Cbf => return Err(Error::usage("load supports bf and cf filters")),
+        Family::Cbf => return Err(Error::usage(crate::load::LOAD_FAMILIES)),
+        // Built whole here, never reserved.
+        Family::Sf => return Err(Error::usage(crate::family::SF_NOT_RESERVED)),
     })
 }
 

@@ -3,7 +3,7 @@
 //! `redbloom check` reads.
 //!
 //! File layout (version 2): the line `redbloom-snapshot 2 <family> <length>\n` (family
-//! `bf`, `cf` or `cbf`; length: the bytes after the line), then each SCANDUMP reply in order
+//! `bf`, `cf`, `cbf` or `static`; length: the bytes after the line), then each SCANDUMP reply in order
 //! as an 8-byte little-endian signed iterator, an 8-byte little-endian length and that many
 //! bytes of data — the header chunk first —, a record with iterator 0 and length 0, and the
 //! XXH3-64 (seed 0) of everything before it, 8 bytes little-endian. (An empty Cuckoo filter
@@ -16,7 +16,8 @@
 //! header counts the items of every link, and any add that changes a bit counts one; a
 //! Cuckoo filter's counts its items and its deletes, and every add or delete moves one of
 //! them. A counting Bloom filter's counts adds minus deletes, which an add and a delete
-//! cancel: refresh always downloads it. Not seen: a key deleted and rebuilt (or restored)
+//! cancel: refresh always downloads it. A static filter never changes, and its header holds
+//! the checksum of all its data. Not seen: a key deleted and rebuilt (or restored)
 //! to a filter with the very same header.
 
 use crate::conn::Conn;
@@ -26,6 +27,7 @@ use redbloom_core::bloom::{dump as bloom_dump, Chain};
 use redbloom_core::counting::{dump as counting_dump, CountingChain};
 use redbloom_core::cuckoo::{dump as cuckoo_dump, CuckooFilter, CuckooHash};
 use redbloom_core::limits::DEFAULT_MAX_FILTER_BYTES;
+use redbloom_core::static_filter::{dump as static_dump, item_key, StaticFilter};
 use redis::{FromRedisValue, Value};
 
 /// The first line's start.
@@ -66,6 +68,7 @@ pub enum Local {
     Bloom(Chain),
     Cuckoo(CuckooFilter),
     Counting(CountingChain),
+    Static(StaticFilter),
     /// A Cuckoo filter with no items (its SCANDUMP has no header).
     EmptyCuckoo,
 }
@@ -109,6 +112,18 @@ impl Local {
                 }
                 Local::Counting(chain)
             }
+            Family::Sf => {
+                let mut filter = static_dump::filter_from_header(header, DEFAULT_MAX_FILTER_BYTES)
+                    .map_err(|e| err(format!("{e:?}")))?;
+                for (iter, data) in rest {
+                    static_dump::load_chunk(&mut filter, *iter, data)
+                        .map_err(|e| err(format!("{e:?}")))?;
+                }
+                if !filter.is_complete() {
+                    return Err(err(format!("{} bytes of data missing", filter.pending())));
+                }
+                Local::Static(filter)
+            }
         })
     }
 
@@ -118,6 +133,7 @@ impl Local {
             Local::Bloom(chain) => chain.contains(chain.hash(item)),
             Local::Cuckoo(filter) => filter.contains(&CuckooHash::new(item)),
             Local::Counting(chain) => chain.contains(chain.hash(item)),
+            Local::Static(filter) => filter.contains(item_key(item)),
             Local::EmptyCuckoo => false,
         }
     }
@@ -167,7 +183,7 @@ pub fn download(conn: &mut Conn, family: Family, key: &str) -> Result<Local> {
 fn filter_family(conn: &mut Conn, key: &str) -> Result<Family> {
     key_family(conn, key)?.ok_or_else(|| {
         Error::new(format!(
-            "{key} is a hash; snapshots are of bf, cf and cbf filter keys"
+            "{key} is a hash; snapshots are of bf, cf, cbf and static filter keys"
         ))
     })
 }
@@ -183,7 +199,7 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// Downloads `key` (a BF, CF or CBF key).
+    /// Downloads `key` (a BF, CF, CBF or SF key).
     pub fn fetch(conn: &mut Conn, key: &str) -> Result<Snapshot> {
         let family = filter_family(conn, key)?;
         let chunks = scandump(conn, family, key)?;
@@ -270,7 +286,7 @@ pub fn decode(name: &str, file: &[u8]) -> Result<(Family, Chunks)> {
     };
     let family = Family::parse(kind).map_err(|_| {
         bad(format!(
-            "snapshot of an unknown filter type '{kind}' (this redbloom reads bf, cf and cbf)"
+            "snapshot of an unknown filter type '{kind}' (this redbloom reads bf, cf, cbf and static)"
         ))
     })?;
     let length: usize = length
@@ -395,7 +411,7 @@ mod tests {
         unknown.extend_from_slice(&file[line..]);
         assert_eq!(
             refusal(&unknown),
-            "f.snap: snapshot of an unknown filter type 'wbf' (this redbloom reads bf, cf and cbf)"
+            "f.snap: snapshot of an unknown filter type 'wbf' (this redbloom reads bf, cf, cbf and static)"
         );
         assert_eq!(
             refusal(b"hello\n"),

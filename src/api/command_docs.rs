@@ -5,7 +5,10 @@
 //!
 //! `name:type` is an argument (types: key, string, integer, double), `...` makes it
 //! repeatable, `[...]` optional, an UPPERCASE word a literal token (alone: a flag; before an
-//! argument: that argument's keyword), and `[A|B|C]` a choice of tokens.
+//! argument: that argument's keyword), `[A|B|C]` a choice of tokens, and
+//! `(ITEMS item:string... | FROM source:string)` a required choice of arguments (each
+//! alternative one argument, a keyword allowed; the choice named after them,
+//! `item_source`).
 
 /// The kinds of argument Redis distinguishes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,7 +80,15 @@ fn parse_words(words: &[&str]) -> Result<Vec<ArgDoc>, String> {
     let mut i = 0;
     while i < words.len() {
         let word = words[i];
-        if word == "[" {
+        if word == "(" {
+            let close = words[i..]
+                .iter()
+                .position(|w| *w == ")")
+                .ok_or("unclosed (")?
+                + i;
+            out.push(one_of(&words[i + 1..close])?);
+            i = close + 1;
+        } else if word == "[" {
             let close = words[i..]
                 .iter()
                 .position(|w| *w == "]")
@@ -122,9 +133,34 @@ fn parse_words(words: &[&str]) -> Result<Vec<ArgDoc>, String> {
     Ok(out)
 }
 
+/// The inside of `( … | … )`: alternatives of one argument each.
+fn one_of(inner: &[&str]) -> Result<ArgDoc, String> {
+    let alternatives = inner
+        .split(|w| *w == "|")
+        .map(|words| {
+            let mut parsed = parse_words(words)?;
+            if parsed.len() != 1 {
+                return Err(format!("an alternative must be one argument: {words:?}"));
+            }
+            Ok(parsed.remove(0))
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    if alternatives.len() < 2 {
+        return Err(format!("( ) must hold alternatives: {inner:?}"));
+    }
+    let names: Vec<&str> = alternatives.iter().map(|a| a.name.as_str()).collect();
+    let mut choice = ArgDoc::new(&names.join("_"), ArgKind::OneOf);
+    choice.subargs = alternatives;
+    Ok(choice)
+}
+
 /// Parses a command's argument spec.
 pub fn parse(spec: &str) -> Result<Vec<ArgDoc>, String> {
-    let spaced = spec.replace('[', " [ ").replace(']', " ] ");
+    let spaced = spec
+        .replace('[', " [ ")
+        .replace(']', " ] ")
+        .replace('(', " ( ")
+        .replace(')', " ) ");
     let words: Vec<&str> = spaced.split_whitespace().collect();
     parse_words(&words)
 }
@@ -182,8 +218,42 @@ mod tests {
         assert_eq!(args[4].subargs[1].token.as_deref(), Some("SIZE"));
     }
 
+    /// A required choice of arguments: one OneOf whose alternatives keep their keyword,
+    /// type and repetition.
+    #[test]
+    fn parses_a_choice_of_arguments() {
+        let args =
+            parse("key:key rate:double (ITEMS item:string... | FROM source:string)").unwrap();
+        assert_eq!(args.len(), 3);
+        let choice = &args[2];
+        assert_eq!(
+            (
+                choice.name.as_str(),
+                choice.kind,
+                choice.optional,
+                choice.multiple
+            ),
+            ("item_source", ArgKind::OneOf, false, false)
+        );
+        let summary: Vec<(&str, ArgKind, Option<&str>, bool)> = choice
+            .subargs
+            .iter()
+            .map(|a| (a.name.as_str(), a.kind, a.token.as_deref(), a.multiple))
+            .collect();
+        assert_eq!(
+            summary,
+            vec![
+                ("item", ArgKind::String, Some("ITEMS"), true),
+                ("source", ArgKind::String, Some("FROM"), false),
+            ]
+        );
+    }
+
     #[test]
     fn rejects_malformed_specs() {
+        assert!(parse("key:key (ITEMS item:string... | FROM source:string").is_err());
+        assert!(parse("key:key (ITEMS item:string...)").is_err());
+        assert!(parse("key:key (a:string b:string | c:string)").is_err());
         assert!(parse("key").is_err());
         assert!(parse("key:blob").is_err());
         assert!(parse("[EXPANSION expansion:integer").is_err());

@@ -23,8 +23,8 @@ pub fn commands() -> Vec<Command> {
             acl_category: ACL_CATEGORY,
             summary: "Builds a static filter of the given items (ITEMS item [item ...]), or of the members of a set or sorted set or the fields of a hash (FROM source)",
             complexity: "O(n), where n is the number of items",
-            // `FROM source` (the one other form) has as many arguments as ITEMS with one item.
-            args: "key:key error_rate:double ITEMS item:string...",
+            // The source is read, but not declared as a key (docs/static.md): a string.
+            args: "key:key error_rate:double (ITEMS item:string... | FROM source:string)",
             since: "1.0.0",
         },
         Command {

@@ -531,6 +531,36 @@ fn maxmemory_refuses_growth_but_not_reads() {
     assert_eq!(call(&mut conn, "CBF.COUNT d x"), Reply::Int(1));
 }
 
+/// One COMMAND DOCS argument (a map, flat in RESP2) as `TOKEN name:type[flags]`, a
+/// `oneof`'s or `block`'s alternatives in parentheses.
+fn describe_argument(arg: &Reply) -> String {
+    let parts = arg.array();
+    let get = |name: &str| {
+        parts
+            .chunks(2)
+            .find(|p| p[0].text() == name)
+            .map(|p| p[1].clone())
+    };
+    let mut out = String::new();
+    if let Some(token) = get("token") {
+        out += &format!("{} ", token.text());
+    }
+    out += &format!(
+        "{}:{}",
+        get("name").unwrap().text(),
+        get("type").unwrap().text()
+    );
+    if let Some(flags) = get("flags") {
+        let flags: Vec<String> = flags.array().iter().map(Reply::text).collect();
+        out += &format!("[{}]", flags.join(","));
+    }
+    if let Some(sub) = get("arguments") {
+        let sub: Vec<String> = sub.array().iter().map(describe_argument).collect();
+        out += &format!("({})", sub.join(" | "));
+    }
+    out
+}
+
 #[test]
 fn command_metadata_is_complete() {
     let server = Server::start();
@@ -622,6 +652,23 @@ fn command_metadata_is_complete() {
             "BF.INFO blk {field}: {reply:?}"
         );
     }
+    // SF.BUILD's two forms: a required choice (`oneof`) of `ITEMS item [item ...]` and
+    // `FROM source`.
+    let docs = call(&mut conn, "COMMAND DOCS sf.build").array();
+    let arguments = {
+        let fields = docs[1].array();
+        let i = fields.iter().position(|f| f.text() == "arguments").unwrap();
+        fields[i + 1].array()
+    };
+    let described: Vec<String> = arguments.iter().map(describe_argument).collect();
+    assert_eq!(
+        described,
+        [
+            "key:key",
+            "error_rate:double",
+            "item_source:oneof(ITEMS item:string[multiple] | FROM source:string)"
+        ]
+    );
     // Every command has docs: a summary, a complexity, a version, and arguments that
     // start with the key (each with a name and a type).
     let all: Vec<String> = call(&mut conn, "COMMAND LIST FILTERBY MODULE bf")

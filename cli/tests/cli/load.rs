@@ -179,7 +179,7 @@ fn bloom_load_is_byte_identical_to_madd() {
             "--file",
             f
         ]),
-        "redbloom: load supports bf and cf filters"
+        "redbloom: load supports bf, cf and static filters"
     );
 }
 

@@ -2,6 +2,7 @@
 //! events, COPY, the ceiling, SCANDUMP/LOADCHUNK), persistence, replication, damaged input.
 
 mod commands;
+mod defrag;
 mod persistence;
 
 use crate::support::RawConnection;
