@@ -64,14 +64,14 @@ enum Command {
     Inspect {
         /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db].
         url: String,
-        /// A bf, cf or cbf filter key, or a sharded filter's name.
+        /// A bf, cf, cbf or static filter key, or a sharded filter's name.
         key: String,
     },
     /// Writes KEY's SCANDUMP to FILE (a snapshot `check` answers from).
     Export {
         /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db].
         url: String,
-        /// A bf, cf or cbf filter key.
+        /// A bf, cf, cbf or static filter key.
         key: String,
         /// Where to write the snapshot (`-`: standard output).
         file: std::path::PathBuf,

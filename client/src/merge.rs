@@ -25,6 +25,12 @@ fn no_cuckoo_intersect() -> Error {
     Error::usage("--intersect applies to bf and cbf filters only (CF.MERGE is a union)")
 }
 
+/// The refusal of a merge of static filters: SF has no merge (a static filter is built
+/// once, from a whole set).
+pub fn no_static_merge() -> Error {
+    Error::new("static filters do not merge: build one filter of the union of their items")
+}
+
 /// `PREFIX.MERGE dest numkeys sources… [OVERRIDE] [INTERSECT]`.
 pub fn merge_command(
     family: Family,
@@ -105,6 +111,9 @@ pub fn merge(
     keys.extend_from_slice(sources);
     one_slot(conn, &keys)?;
     let family = sources_family(conn, sources)?;
+    if family == Family::Sf {
+        return Err(no_static_merge());
+    }
     if family == Family::Cf && options.intersect {
         return Err(no_cuckoo_intersect());
     }

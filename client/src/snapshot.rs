@@ -146,6 +146,7 @@ impl Local {
             Local::Bloom(_) => Family::Bf,
             Local::Cuckoo(_) | Local::EmptyCuckoo => Family::Cf,
             Local::Counting(_) => Family::Cbf,
+            Local::Static(_) => Family::Sf,
         }
     }
 
@@ -168,6 +169,7 @@ impl Local {
             Local::Cuckoo(f) => all(cuckoo_dump::header(f).to_vec(), |i| {
                 cuckoo_dump::chunk(f, i)
             }),
+            Local::Static(f) => all(static_dump::header(f), |i| static_dump::chunk(f, i)),
             Local::EmptyCuckoo => Vec::new(),
         }
     }

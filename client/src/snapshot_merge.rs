@@ -5,7 +5,7 @@
 
 use crate::error::{Error, Result};
 use crate::family::Family;
-use crate::merge::MergeOptions;
+use crate::merge::{no_static_merge, MergeOptions};
 use crate::snapshot::{decode, encode, Local};
 use redbloom_core::bloom::Chain;
 use redbloom_core::counting::CountingChain;
@@ -86,6 +86,7 @@ pub fn merge_files(inputs: &[Input<'_>], options: MergeOptions) -> Result<(Famil
     };
     let names: Vec<&str> = inputs.iter().map(|i| i.name).collect();
     let merged = match family {
+        Family::Sf => return Err(no_static_merge()),
         Family::Bf => {
             let chains: Vec<&Chain> = locals
                 .iter()

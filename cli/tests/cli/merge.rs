@@ -174,8 +174,9 @@ fn refusals_name_the_key_and_leave_dest_untouched() {
     conn.call(&["CBF.RESERVE", "cbf", "0.01", "1000"]);
     conn.call(&["SET", "text", "x"]);
     conn.call(&["HSET", "hash", "f", "v"]);
+    conn.call(&["SF.BUILD", "sf", "0.01", "ITEMS", "a", "b"]);
     let before = conn.call(&["DUMP", "dest"]);
-    let cases: [(&[&str], i32, String); 8] = [
+    let cases: [(&[&str], i32, String); 9] = [
         (
             &["dest", "same", "other"],
             1,
@@ -190,7 +191,7 @@ fn refusals_name_the_key_and_leave_dest_untouched() {
         (
             &["dest", "text"],
             1,
-            "redbloom: text is a key of type string, not a bf, cf or cbf filter nor a sharded filter".into(),
+            "redbloom: text is a key of type string, not a bf, cf, cbf or static filter nor a sharded filter".into(),
         ),
         (
             &["dest", "hash"],
@@ -206,6 +207,11 @@ fn refusals_name_the_key_and_leave_dest_untouched() {
             &["dest", "cf", "--intersect"],
             2,
             "redbloom: --intersect applies to bf and cbf filters only (CF.MERGE is a union)".into(),
+        ),
+        (
+            &["dest", "sf"],
+            1,
+            "redbloom: static filters do not merge: build one filter of the union of their items".into(),
         ),
         (
             &["dest", "cf"],
@@ -306,6 +312,8 @@ fn merge_snapshots_is_the_export_of_the_server_merge() {
     std::fs::write(path("damaged.snap"), damaged).unwrap();
     conn.call(&["BF.RESERVE", "small", "0.01", "500"]);
     ok(&["export", &u, "small", &path("small.snap")]);
+    conn.call(&["SF.BUILD", "sf", "0.01", "ITEMS", "a", "b"]);
+    ok(&["export", &u, "sf", &path("sf.snap")]);
     let out = path("never.snap");
     for (inputs, line) in [
         (
@@ -327,6 +335,10 @@ fn merge_snapshots_is_the_export_of_the_server_merge() {
                 path("cfa.snap"),
                 path("bfa.snap")
             ),
+        ),
+        (
+            vec![path("sf.snap"), path("sf.snap")],
+            "redbloom: static filters do not merge: build one filter of the union of their items".to_string(),
         ),
         (
             vec![path("bfa.snap"), path("missing.snap")],
