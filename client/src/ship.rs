@@ -267,11 +267,14 @@ fn ship_once(
         if (ship.stop)() {
             return Err(Early::Failed(Error::interrupted("interrupted")));
         }
-        conn.pipeline(round)?;
+        let sent = conn.pipeline(round);
         round.clear();
+        // A round resent on a new connection may meet chunks the old one delivered (a
+        // LOADCHUNK is not idempotent): whatever it answered, the ship starts over.
         if conn.reconnects() != reconnects {
             return Err(Early::Reconnected);
         }
+        sent?;
         ship.sent += *bytes;
         *bytes = 0;
         (ship.progress)(ship.sent);
