@@ -2,6 +2,7 @@
 //! events, COPY, the ceiling, SCANDUMP/LOADCHUNK), persistence, replication, damaged input.
 
 mod commands;
+mod from_child;
 mod persistence;
 
 use crate::support::RawConnection;
