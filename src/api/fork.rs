@@ -53,8 +53,8 @@ pub fn fork(done: DoneHandler) -> Result<Forked, ForkError> {
         pid if pid > 0 => Ok(Forked::Parent(pid)),
         _ => {
             let error = io::Error::last_os_error();
-            // The server sets EEXIST when a child is already active.
-            if error.raw_os_error() == Some(libc::EEXIST) {
+            // When a child is already active Redis sets EEXIST, Valkey EALREADY.
+            if matches!(error.raw_os_error(), Some(libc::EEXIST | libc::EALREADY)) {
                 Err(ForkError::Busy)
             } else {
                 Err(ForkError::Failed(error))
