@@ -21,6 +21,11 @@
 //! DIGEST-VALUE of a 1.03 GiB filter (RedisBloom has no digest callback).
 //! Rounds interleave the two modules; ratios are medians of the per-round ratios.
 //!
+//! Two more time SF.BUILD FROM a SET: of 20,000 members (the largest source built in
+//! the command itself) and of 10M members (built in a forked child while the client is
+//! blocked: the main thread's share is the fork, INFO's `latest_fork_usec`, printed
+//! beside it, then reading the filter back and storing it).
+//!
 //! `make bench-stall` (or `cargo bench --bench stall`). `REDBLOOM_MODULE` overrides the
 //! module under test, `REDBLOOM_SERVER` the server binary, `STALL_ONLY` keeps the workloads
 //! whose name contains it.
@@ -229,16 +234,22 @@ fn words(line: &str) -> Vec<Vec<u8>> {
     line.split(' ').map(|w| w.as_bytes().to_vec()).collect()
 }
 
-/// INFO memory's used_memory: what the allocator handed out, resident or not.
-fn used_memory(conn: &mut Conn) -> u64 {
-    let Value::Bulk(Some(info)) = conn.ok("INFO memory") else {
+/// A numeric field of an INFO section.
+fn info_field(conn: &mut Conn, section: &str, name: &str) -> u64 {
+    let Value::Bulk(Some(info)) = conn.ok(&format!("INFO {section}")) else {
         panic!("INFO reply");
     };
     let info = String::from_utf8_lossy(&info).to_string();
+    let prefix = format!("{name}:");
     info.lines()
-        .find_map(|line| line.strip_prefix("used_memory:"))
+        .find_map(|line| line.strip_prefix(prefix.as_str()))
         .and_then(|v| v.trim().parse().ok())
-        .expect("used_memory")
+        .unwrap_or_else(|| panic!("{name}"))
+}
+
+/// INFO memory's used_memory: what the allocator handed out, resident or not.
+fn used_memory(conn: &mut Conn) -> u64 {
+    info_field(conn, "memory", "used_memory")
 }
 
 /// A Bloom filter `full` with one link of ~512 MiB that holds its capacity: the next
@@ -310,8 +321,48 @@ fn dump_of_a_255_mib_filter(conn: &mut Conn) -> Vec<u8> {
     payload
 }
 
+/// The set `key` of `m0 .. m{n-1}`, by pipelined SADDs of 10,000 members.
+fn members_set(conn: &mut Conn, key: &str, n: usize) {
+    const BATCH: usize = 10_000;
+    let mut out = Vec::new();
+    let mut sent = 0;
+    for start in (0..n).step_by(BATCH) {
+        let members: Vec<String> = (start..(start + BATCH).min(n))
+            .map(|i| format!("m{i}"))
+            .collect();
+        let mut args: Vec<&[u8]> = vec![b"SADD", key.as_bytes()];
+        args.extend(members.iter().map(String::as_bytes));
+        out.extend_from_slice(&support::resp::encode(&args));
+        sent += 1;
+        // A few batches in flight at a time.
+        if sent % 16 == 0 || start + BATCH >= n {
+            conn.writer.write_all(&out).expect("send");
+            out.clear();
+            for _ in 0..(if sent % 16 == 0 { 16 } else { sent % 16 }) {
+                assert!(matches!(conn.read(), Value::Int(_)), "SADD");
+            }
+        }
+    }
+}
+
 fn workloads() -> Vec<Workload> {
     vec![
+        Workload {
+            name: "SF.BUILD FROM a 20,000-member SET (built in the command)",
+            in_redisbloom: false,
+            setup: |conn| {
+                members_set(conn, "src", 20_000);
+                words("SF.BUILD sf 0.01 FROM src")
+            },
+        },
+        Workload {
+            name: "SF.BUILD FROM a 10M-member SET (built in a forked child)",
+            in_redisbloom: false,
+            setup: |conn| {
+                members_set(conn, "src", 10_000_000);
+                words("SF.BUILD sf 0.01 FROM src")
+            },
+        },
         Workload {
             name: "BF.RESERVE 0.01 800M (1.03 GiB)",
             in_redisbloom: true,
@@ -369,6 +420,8 @@ fn workloads() -> Vec<Workload> {
 }
 
 struct Sample {
+    /// INFO's latest_fork_usec after the command (0: it forked no child).
+    fork: Duration,
     main_thread: Duration,
     wall: Duration,
     longest_ping: Duration,
@@ -381,6 +434,7 @@ struct Sample {
 /// One round of `workload` on `module`: a pass for the main thread's time and the RSS,
 /// another with a PING loop for the stall.
 fn measure(module: &str, workload: &Workload) -> Sample {
+    let fork_usec;
     let (main_thread, wall, rss_growth, allocated) = {
         let server = Server::start(module);
         let mut conn = server.conn();
@@ -400,6 +454,7 @@ fn measure(module: &str, workload: &Workload) -> Sample {
         );
         let rss_growth = server.rss_bytes().saturating_sub(rss_before);
         let allocated = used_memory(&mut conn).saturating_sub(used_before);
+        fork_usec = info_field(&mut conn, "stats", "latest_fork_usec");
         (Duration::from_nanos(cpu), wall, rss_growth, allocated)
     };
     let (longest_ping, median_ping) = {
@@ -431,6 +486,7 @@ fn measure(module: &str, workload: &Workload) -> Sample {
         (times[times.len() - 1], times[times.len() / 2])
     };
     Sample {
+        fork: Duration::from_micros(fork_usec),
         main_thread,
         wall,
         longest_ping,
@@ -446,6 +502,7 @@ fn median(mut values: Vec<f64>) -> f64 {
 }
 
 struct Summary {
+    fork_ms: f64,
     main_thread_ms: f64,
     ms_per_gib: f64,
     wall_ms: f64,
@@ -460,6 +517,7 @@ fn summarize(samples: &[Sample]) -> Summary {
     let allocated_gib = samples[0].allocated as f64 / GIB;
     let main_thread_ms = median(samples.iter().map(|s| ms(s.main_thread)).collect());
     Summary {
+        fork_ms: median(samples.iter().map(|s| ms(s.fork)).collect()),
         main_thread_ms,
         ms_per_gib: main_thread_ms / allocated_gib,
         wall_ms: median(samples.iter().map(|s| ms(s.wall)).collect()),
@@ -477,8 +535,13 @@ fn print_row(module: &str, s: &Summary) {
     } else {
         String::new()
     };
+    let fork = if s.fork_ms > 0.0 {
+        format!(" (fork {:.3} ms)", s.fork_ms)
+    } else {
+        String::new()
+    };
     println!(
-        "  {module:<10} main thread {:>9.3} ms{per_gib}  wall {:>9.3} ms  \
+        "  {module:<10} main thread {:>9.3} ms{fork}{per_gib}  wall {:>9.3} ms  \
          longest PING {:>9.3} ms (median {:.3})  used_memory +{:.2} GiB  RSS +{:.1} MiB",
         s.main_thread_ms,
         s.wall_ms,

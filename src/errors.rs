@@ -161,7 +161,7 @@ pub const SF_ERROR_RATE_TOO_LOW: &str =
     "ERR a static filter's error rate must be at least 2^-32 (fingerprints have at most 32 bits)";
 pub const SF_ITEMS_OR_FROM: &str = "ERR expected ITEMS item [item ...] or FROM source";
 pub const SF_FROM_CANNOT_BLOCK: &str =
-    "ERR SF.BUILD FROM a source of more than 50000 members blocks the client, which MULTI and scripts do not allow";
+    "ERR SF.BUILD FROM a source of more than 20000 members blocks the client, which MULTI and scripts do not allow";
 pub const SF_FROM_BUSY: &str =
     "ERR SF.BUILD FROM needs a child process, and another one (BGSAVE, AOF rewrite or another build) is running; try again later";
 pub const SF_FROM_CHILD_FAILED: &str =

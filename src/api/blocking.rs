@@ -102,14 +102,25 @@ impl<A: Answer> Blocked<A> {
     }
 
     /// Unblocks the client: `answer` replies on the main thread (and is dropped unused if
-    /// the client has gone).
-    pub fn answer(self, answer: A) {
+    /// the client has gone). Callable from any thread.
+    pub fn answer(mut self, answer: A) {
         let data = Box::into_raw(Box::new(Some(answer)));
         unsafe { raw::RedisModule_UnblockClient.unwrap()(self.bc, data.cast()) };
+        self.bc = ptr::null_mut();
     }
 
     /// Unblocks a client that disconnected, with no answer.
     pub fn abandon(self) {
-        unsafe { raw::RedisModule_UnblockClient.unwrap()(self.bc, ptr::null_mut()) };
+        drop(self);
+    }
+}
+
+/// A client dropped unanswered is unblocked all the same (a connected one then gets
+/// `ERR internal error`): Redis frees a blocked client only when it is unblocked.
+impl<A: Answer> Drop for Blocked<A> {
+    fn drop(&mut self) {
+        if !self.bc.is_null() {
+            unsafe { raw::RedisModule_UnblockClient.unwrap()(self.bc, ptr::null_mut()) };
+        }
     }
 }

@@ -2,12 +2,12 @@
 //! a hash's fields, as they are when the command runs.
 //!
 //! A source of at most [`FROM_SYNC_MAX_MEMBERS`] members is read and built in the command
-//! itself (a few milliseconds). A larger one is built in a forked child, as BGSAVE saves:
+//! itself (~7 ms at the limit). A larger one is built in a forked child, as BGSAVE saves:
 //! the child sees the data set as it was at the fork, scans the source, builds the
 //! filter and writes it to an unnamed in-memory file made before the fork; the client is
 //! blocked meanwhile and the server serves everyone else. When the server has reaped the
-//! child, the done handler reads the filter back and checks it (the SF.LOADCHUNK checks:
-//! header, sizes, checksum); the answer then stores it, unless the key was created
+//! child, a thread reads the filter back and checks it (the SF.LOADCHUNK checks: header,
+//! sizes, checksum); the answer, on the main thread, then stores it, unless the key was created
 //! meanwhile (`ERR item exists`, nothing overwritten), replicates it as its SF.LOADCHUNK
 //! sequence, as every FROM build is, and replies OK.
 //!
@@ -21,6 +21,7 @@ use super::handlers::{build_and_store, max_bytes, store};
 use super::value::STATIC_TYPE;
 use crate::api::args::{Args, OwnedArgs};
 use crate::api::blocking::{block, can_block, Answer, Blocked, BlockedId};
+use crate::api::events::on_fork_child_died;
 use crate::api::fork::{exit_from_child, fork, kill_child, ForkError, Forked, SharedFile};
 use crate::api::keys::{Key, KeyState};
 use crate::api::replication::is_trusted;
@@ -34,7 +35,7 @@ use std::sync::Mutex;
 
 /// The largest source read and built in the command itself; larger ones are built in a
 /// forked child (the command then holds the main thread for the fork alone).
-pub const FROM_SYNC_MAX_MEMBERS: u64 = 50_000;
+pub const FROM_SYNC_MAX_MEMBERS: u64 = 20_000;
 
 /// The source is argument 4: `SF.BUILD key error_rate FROM source`.
 const SOURCE: usize = 4;
@@ -78,6 +79,7 @@ pub fn build_from(ctx: &Context, args: &Args, rate: f64, key: &Key) -> RedisResu
     })?;
     let max_bytes = max_bytes(ctx);
     let too_large = crate::write::too_large();
+    on_fork_child_died(forgotten);
     match fork(done) {
         Ok(Forked::Child) => child(ctx, args, rate, source.members(), max_bytes, &file),
         Ok(Forked::Parent(pid)) => {
@@ -181,7 +183,14 @@ const PIECE: usize = 4 << 20;
 
 /// The filter the child wrote, checked as SF.LOADCHUNK checks a dump, or the error to
 /// reply.
-fn read_back(job: &Job) -> Result<StaticFilter, &'static str> {
+/// What the done handler hands the reading thread.
+struct ReadBack {
+    file: SharedFile,
+    max_bytes: u64,
+    too_large: &'static str,
+}
+
+fn read_back(job: &ReadBack) -> Result<StaticFilter, &'static str> {
     let file = &job.file;
     let failed = |what: &str| {
         log_warning(format!("redbloom: SF.BUILD FROM: {what}"));
@@ -231,16 +240,51 @@ fn done(exitcode: i32, bysignal: i32) {
     let Some(job) = jobs().take() else {
         return;
     };
-    let result = if bysignal != 0 || exitcode != 0 {
+    let Job { client, args, .. } = job;
+    if bysignal != 0 || exitcode != 0 {
         log_warning(format!(
             "redbloom: SF.BUILD FROM: the child exited with code {exitcode}, signal {bysignal}"
         ));
-        Err(errors::SF_FROM_CHILD_FAILED)
-    } else {
-        read_back(&job)
+        let result = Err(errors::SF_FROM_CHILD_FAILED);
+        return client.answer(Built { args, result });
+    }
+    // Reading the filter back (tens of MB for 10M members: copies, page faults, the
+    // checksum) runs on a thread of its own; the main thread only stores it. The thread
+    // touches nothing of the server but the unblocking (thread-safe); `args` rides along
+    // untouched, to be dropped on the main thread with the answer.
+    let read = ReadBack {
+        file: job.file,
+        max_bytes: job.max_bytes,
+        too_large: job.too_large,
     };
+    let spawned = std::thread::Builder::new()
+        .name("redbloom-sf-read".into())
+        .spawn(move || {
+            let result = std::panic::catch_unwind(|| read_back(&read))
+                .unwrap_or(Err(errors::INTERNAL_ERROR));
+            client.answer(Built { args, result });
+        });
+    if let Err(e) = spawned {
+        // The closure went with the failed spawn: the client, dropped unanswered, was
+        // unblocked with an error.
+        log_warning(format!(
+            "redbloom: SF.BUILD FROM: no thread to read the filter ({e})"
+        ));
+    }
+}
+
+/// The server has forgotten its child: after [`done`] (nothing left to do), or without
+/// it (killed at a SHUTDOWN that then failed): the client must not wait forever.
+fn forgotten() {
+    let Some(job) = jobs().take() else {
+        return;
+    };
+    log_warning("redbloom: SF.BUILD FROM: the server ended the child");
     let Job { client, args, .. } = job;
-    client.answer(Built { args, result });
+    client.answer(Built {
+        args,
+        result: Err(errors::SF_FROM_CHILD_FAILED),
+    });
 }
 
 /// A child's outcome, answered on the main thread.

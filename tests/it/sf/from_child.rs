@@ -17,7 +17,7 @@ use redbloom::sf::FROM_SYNC_MAX_MEMBERS;
 /// Members per source: well above the synchronous limit.
 const N: usize = 300_000;
 
-const CANNOT_BLOCK: &str = "ERR SF.BUILD FROM a source of more than 50000 members blocks the client, which MULTI and scripts do not allow";
+const CANNOT_BLOCK: &str = "ERR SF.BUILD FROM a source of more than 20000 members blocks the client, which MULTI and scripts do not allow";
 const BUSY: &str = "ERR SF.BUILD FROM needs a child process, and another one (BGSAVE, AOF rewrite or another build) is running; try again later";
 const CHILD_FAILED: &str =
     "ERR SF.BUILD FROM: the child process building the filter failed (see the server log)";
