@@ -305,3 +305,30 @@ fn replicas_and_the_aof_hold_the_bytes_of_a_child_build() {
     assert_eq!(state(&mut m), expected, "AOF rewrite + replay");
     assert_eq!(mexists(&mut m, "f", "m", N), vec![1; N]);
 }
+
+/// A FROM from the AOF (never written by redbloom, which logs LOADCHUNK) builds within
+/// the command, above the limit too: a replay never refuses it.
+#[test]
+fn a_large_from_in_the_aof_builds_in_the_command() {
+    let mut server = Server::start_with(&["--appendonly", "yes", "--aof-use-rdb-preamble", "no"]);
+    let mut conn = server.raw();
+    let n = 2 * FROM_SYNC_MAX_MEMBERS as usize;
+    fill(&mut conn, "SADD", "set", n);
+    let reference = items_dump(&mut conn, "items", "0.01", n);
+    drop(conn);
+    server.stop(false);
+    let incr = std::fs::read_dir(server.dir.join("appendonlydir"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".incr.aof"))
+        .unwrap();
+    let mut aof = std::fs::read(&incr).unwrap();
+    aof.extend_from_slice(&crate::support::resp::encode(&[
+        "SF.BUILD", "f", "0.01", "FROM", "set",
+    ]));
+    std::fs::write(&incr, aof).unwrap();
+    server.restart(&[]);
+    let mut conn = server.raw();
+    assert_eq!(forks(&mut conn), 0);
+    assert_eq!(scandump(&mut conn, "SF.SCANDUMP", "f"), reference);
+}
