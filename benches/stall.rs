@@ -247,6 +247,26 @@ fn info_field(conn: &mut Conn, section: &str, name: &str) -> u64 {
         .unwrap_or_else(|| panic!("{name}"))
 }
 
+/// LATENCY LATEST: each event's latest figure (ms), but `command` (the whole command).
+fn latency_events(conn: &mut Conn) -> Vec<(String, f64)> {
+    let Value::Array(events) = conn.ok("LATENCY LATEST") else {
+        panic!("LATENCY LATEST reply");
+    };
+    events
+        .into_iter()
+        .filter_map(|event| match event {
+            Value::Array(fields) => match (fields.first(), fields.get(2)) {
+                (Some(Value::Bulk(Some(name))), Some(Value::Int(latest))) => {
+                    Some((String::from_utf8_lossy(name).to_string(), *latest as f64))
+                }
+                _ => None,
+            },
+            _ => None,
+        })
+        .filter(|(name, _)| name != "command")
+        .collect()
+}
+
 /// INFO memory's used_memory: what the allocator handed out, resident or not.
 fn used_memory(conn: &mut Conn) -> u64 {
     info_field(conn, "memory", "used_memory")
@@ -422,6 +442,11 @@ fn workloads() -> Vec<Workload> {
 struct Sample {
     /// INFO's latest_fork_usec after the command (0: it forked no child).
     fork: Duration,
+    /// The server's RSS before the command.
+    server_rss: u64,
+    /// The latency monitor's events of more than 1 ms during the command, other than
+    /// `command` itself: (name, ms), e.g. `fork`, `command-unblocking`.
+    events: Vec<(String, f64)>,
     main_thread: Duration,
     wall: Duration,
     longest_ping: Duration,
@@ -435,6 +460,8 @@ struct Sample {
 /// another with a PING loop for the stall.
 fn measure(module: &str, workload: &Workload) -> Sample {
     let fork_usec;
+    let server_rss;
+    let events;
     let (main_thread, wall, rss_growth, allocated) = {
         let server = Server::start(module);
         let mut conn = server.conn();
@@ -442,6 +469,7 @@ fn measure(module: &str, workload: &Workload) -> Sample {
         let args: Vec<&[u8]> = command.iter().map(Vec::as_slice).collect();
         let used_before = used_memory(&mut conn);
         let rss_before = server.rss_bytes();
+        conn.ok("CONFIG SET latency-monitor-threshold 1");
         let cpu_before = server.main_thread_ns();
         let start = Instant::now();
         let reply = conn.call(&args);
@@ -455,6 +483,8 @@ fn measure(module: &str, workload: &Workload) -> Sample {
         let rss_growth = server.rss_bytes().saturating_sub(rss_before);
         let allocated = used_memory(&mut conn).saturating_sub(used_before);
         fork_usec = info_field(&mut conn, "stats", "latest_fork_usec");
+        server_rss = rss_before;
+        events = latency_events(&mut conn);
         (Duration::from_nanos(cpu), wall, rss_growth, allocated)
     };
     let (longest_ping, median_ping) = {
@@ -487,6 +517,8 @@ fn measure(module: &str, workload: &Workload) -> Sample {
     };
     Sample {
         fork: Duration::from_micros(fork_usec),
+        server_rss,
+        events,
         main_thread,
         wall,
         longest_ping,
@@ -503,6 +535,9 @@ fn median(mut values: Vec<f64>) -> f64 {
 
 struct Summary {
     fork_ms: f64,
+    server_rss_mib: f64,
+    /// Each latency event's median over the rounds that logged it.
+    events: Vec<(String, f64)>,
     main_thread_ms: f64,
     ms_per_gib: f64,
     wall_ms: f64,
@@ -516,8 +551,26 @@ fn summarize(samples: &[Sample]) -> Summary {
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let allocated_gib = samples[0].allocated as f64 / GIB;
     let main_thread_ms = median(samples.iter().map(|s| ms(s.main_thread)).collect());
+    let mut names: Vec<&String> = samples
+        .iter()
+        .flat_map(|s| s.events.iter().map(|e| &e.0))
+        .collect();
+    names.sort();
+    names.dedup();
+    let events = names
+        .into_iter()
+        .map(|name| {
+            let values = samples
+                .iter()
+                .flat_map(|s| s.events.iter().filter(|e| &e.0 == name).map(|e| e.1))
+                .collect();
+            (name.clone(), median(values))
+        })
+        .collect();
     Summary {
         fork_ms: median(samples.iter().map(|s| ms(s.fork)).collect()),
+        server_rss_mib: median(samples.iter().map(|s| s.server_rss as f64 / MIB).collect()),
+        events,
         main_thread_ms,
         ms_per_gib: main_thread_ms / allocated_gib,
         wall_ms: median(samples.iter().map(|s| ms(s.wall)).collect()),
@@ -536,13 +589,26 @@ fn print_row(module: &str, s: &Summary) {
         String::new()
     };
     let fork = if s.fork_ms > 0.0 {
-        format!(" (fork {:.3} ms)", s.fork_ms)
+        format!(
+            " (fork {:.3} ms of a {:.0} MiB server)",
+            s.fork_ms, s.server_rss_mib
+        )
     } else {
         String::new()
     };
+    let events: Vec<String> = s
+        .events
+        .iter()
+        .map(|(name, ms)| format!("{name} {ms:.0} ms"))
+        .collect();
+    let events = if events.is_empty() {
+        String::new()
+    } else {
+        format!("  latency monitor: {}", events.join(", "))
+    };
     println!(
         "  {module:<10} main thread {:>9.3} ms{fork}{per_gib}  wall {:>9.3} ms  \
-         longest PING {:>9.3} ms (median {:.3})  used_memory +{:.2} GiB  RSS +{:.1} MiB",
+         longest PING {:>9.3} ms (median {:.3})  used_memory +{:.2} GiB  RSS +{:.1} MiB{events}",
         s.main_thread_ms,
         s.wall_ms,
         s.longest_ping_ms,

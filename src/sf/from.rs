@@ -29,7 +29,7 @@ use crate::api::source::{open_source, scan_members, SourceError};
 use crate::errors;
 use redbloom_core::static_filter::dump as static_dump;
 use redbloom_core::static_filter::{build as build_filter, item_key, BuildError, StaticFilter};
-use redis_module::logging::log_warning;
+use redis_module::logging::{log_notice, log_warning};
 use redis_module::{Context, RedisError, RedisResult, RedisValue};
 use std::sync::Mutex;
 
@@ -157,10 +157,19 @@ fn child(
         if keys.try_reserve(members as usize).is_err() {
             return file.write_all_at(&[Status::OutOfMemory as u8], 0);
         }
+        let start = std::time::Instant::now();
         if scan_members(ctx, args, SOURCE, |m| keys.push(item_key(m))).is_err() {
             return file.write_all_at(&[Status::SourceFailed as u8], 0);
         }
-        let status = match build_filter(keys, rate, max_bytes) {
+        let scanned = start.elapsed();
+        let members = keys.len();
+        let built = build_filter(keys, rate, max_bytes);
+        log_notice(format!(
+            "redbloom: SF.BUILD FROM child: {members} members scanned in {} ms, built in {} ms",
+            scanned.as_millis(),
+            (start.elapsed() - scanned).as_millis()
+        ));
+        let status = match built {
             Ok(filter) => {
                 let header = static_dump::header(&filter);
                 file.write_all_at(&header, 1)?;
