@@ -127,6 +127,9 @@ fn large_sources_build_in_a_child_with_the_bytes_of_items() {
     fill(&mut conn, "ZADD", "zset", N);
     fill(&mut conn, "HSET", "hash", N);
     let reference = items_dump(&mut conn, "items", "0.01", N);
+    expect(&mut conn, "CONFIG SET notify-keyspace-events Kd", ok());
+    let mut subscriber = server.raw();
+    subscriber.call(&["PSUBSCRIBE", "__keyspace@0__:f*"]);
     for (dest, source) in [("fs", "set"), ("fz", "zset"), ("fh", "hash")] {
         let before = forks(&mut conn);
         expect(
@@ -135,6 +138,9 @@ fn large_sources_build_in_a_child_with_the_bytes_of_items() {
             ok(),
         );
         assert_eq!(forks(&mut conn), before + 1, "{dest}: built in a child");
+        let message = subscriber.read_reply().array();
+        assert_eq!(message[2].text(), format!("__keyspace@0__:{dest}"));
+        assert_eq!(message[3].text(), "sf.build");
         expect(&mut conn, &format!("SF.CARD {dest}"), int(N as i64));
         assert_eq!(mexists(&mut conn, dest, "m", N), vec![1; N], "{dest}");
         assert_eq!(
