@@ -2,7 +2,7 @@
 //! a hash's fields, as they are when the command runs.
 //!
 //! A source of at most [`FROM_SYNC_MAX_MEMBERS`] members is read and built in the command
-//! itself (~7 ms at the limit). A larger one is built in a forked child, as BGSAVE saves:
+//! itself (~5 ms at the limit). A larger one is built in a forked child, as BGSAVE saves:
 //! the child sees the data set as it was at the fork, scans the source, builds the
 //! filter and writes it to an unnamed in-memory file made before the fork; the client is
 //! blocked meanwhile and the server serves everyone else. When the server has reaped the
@@ -121,11 +121,11 @@ fn jobs() -> std::sync::MutexGuard<'static, Option<Job>> {
 }
 
 /// What the child writes at offset 0 of the file: a status byte, then for a filter its
-/// SF.SCANDUMP header and its data.
+/// SF.SCANDUMP header and its data. None is 0, which a byte never written reads as.
 #[repr(u8)]
 #[derive(Clone, Copy)]
 enum Status {
-    Built = 0,
+    Built = 1,
     TooManyItems,
     TooLarge,
     OutOfMemory,
@@ -190,8 +190,6 @@ fn child(
 /// would, never held twice whole).
 const PIECE: usize = 4 << 20;
 
-/// The filter the child wrote, checked as SF.LOADCHUNK checks a dump, or the error to
-/// reply.
 /// What the done handler hands the reading thread.
 struct ReadBack {
     file: SharedFile,
@@ -199,6 +197,8 @@ struct ReadBack {
     too_large: &'static str,
 }
 
+/// The filter the child wrote, checked as SF.LOADCHUNK checks a dump, or the error to
+/// reply.
 fn read_back(job: &ReadBack) -> Result<StaticFilter, &'static str> {
     let file = &job.file;
     let failed = |what: &str| {
@@ -208,7 +208,7 @@ fn read_back(job: &ReadBack) -> Result<StaticFilter, &'static str> {
     let mut status = [0u8; 1 + static_dump::HEADER_LEN];
     file.read_exact_at(&mut status[..1], 0)
         .map_err(|_| failed("the child wrote nothing"))?;
-    match STATUSES.get(usize::from(status[0])) {
+    match STATUSES.iter().find(|&&s| s as u8 == status[0]) {
         Some(Status::Built) => {}
         Some(Status::TooManyItems) => return Err(errors::SF_TOO_MANY_ITEMS),
         Some(Status::TooLarge) => return Err(job.too_large),
