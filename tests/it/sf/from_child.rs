@@ -191,6 +191,8 @@ fn the_server_serves_while_the_child_builds_a_point_in_time_view() {
     // One child at a time: another build, a BGSAVE wait.
     expect(&mut other, "SF.BUILD g 0.01 FROM set", err(BUSY));
     expect(&mut other, "EXISTS g", int(0));
+    let bgsave = call(&mut other, "BGSAVE").error();
+    assert!(bgsave.contains("child process is active"), "{bgsave}");
     signal(child, "CONT");
     assert_eq!(conn.read_reply(), ok());
     assert_eq!(scandump(&mut conn, "SF.SCANDUMP", "f"), reference);
