@@ -94,9 +94,23 @@ fn signal(pid: u32, name: &str) {
     assert!(status.success(), "kill -{name} {pid}");
 }
 
+/// A stopped build child; killed if the test fails before it resumes it (a stopped child
+/// would outlive the test).
+struct Frozen(u32);
+
+impl Drop for Frozen {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", &self.0.to_string()])
+                .status();
+        }
+    }
+}
+
 /// Sends `SF.BUILD key rate FROM source` on `conn` without reading the reply, waits for
 /// the child and stops it (SIGSTOP): the build is then running, and stays so.
-fn start_frozen(server: &Server, conn: &mut RawConnection, key: &str, source: &str) -> u32 {
+fn start_frozen(server: &Server, conn: &mut RawConnection, key: &str, source: &str) -> Frozen {
     conn.send(&["SF.BUILD", key, "0.01", "FROM", source])
         .unwrap();
     let mut child = None;
@@ -115,7 +129,7 @@ fn start_frozen(server: &Server, conn: &mut RawConnection, key: &str, source: &s
         Some('T'),
         "the child finished before it could be stopped"
     );
-    pid
+    Frozen(pid)
 }
 
 #[test]
@@ -193,14 +207,14 @@ fn the_server_serves_while_the_child_builds_a_point_in_time_view() {
     expect(&mut other, "EXISTS g", int(0));
     let bgsave = call(&mut other, "BGSAVE").error();
     assert!(bgsave.contains("child process is active"), "{bgsave}");
-    signal(child, "CONT");
+    signal(child.0, "CONT");
     assert_eq!(conn.read_reply(), ok());
     assert_eq!(scandump(&mut conn, "SF.SCANDUMP", "f"), reference);
     assert_eq!(info_field(&mut other, "clients", "blocked_clients"), "0");
     // A key created meanwhile is not overwritten.
     let child = start_frozen(&server, &mut conn, "taken", "set");
     expect(&mut other, "SF.BUILD taken 0.01 ITEMS x", ok());
-    signal(child, "CONT");
+    signal(child.0, "CONT");
     assert_eq!(conn.read_reply(), err("ERR item exists"));
     expect(&mut conn, "SF.CARD taken", int(1));
     expect(&mut conn, "SF.EXISTS taken x", int(1));
@@ -212,7 +226,7 @@ fn a_killed_child_or_a_gone_client_leaves_nothing() {
     let mut conn = server.raw();
     fill(&mut conn, "SADD", "set", N);
     let child = start_frozen(&server, &mut conn, "f", "set");
-    signal(child, "KILL");
+    signal(child.0, "KILL");
     assert_eq!(conn.read_reply(), err(CHILD_FAILED));
     expect(&mut conn, "EXISTS f", int(0));
     // The client disconnects: its child is killed, the client freed.
@@ -222,15 +236,16 @@ fn a_killed_child_or_a_gone_client_leaves_nothing() {
     // The server asks the stopped child to exit (SIGUSR1, pending until it runs) and
     // waits for it: let the signal through.
     wait_until("SIGUSR1 sent to the child", || {
-        let status = std::fs::read_to_string(format!("/proc/{child}/status")).unwrap_or_default();
+        let status =
+            std::fs::read_to_string(format!("/proc/{}/status", child.0)).unwrap_or_default();
         status.lines().any(|line| {
             line.strip_prefix("ShdPnd:")
                 .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
                 .is_some_and(|mask| mask & (1 << (10 - 1)) != 0)
         })
     });
-    signal(child, "CONT");
-    wait_until("the child's end", || process_state(child).is_none());
+    signal(child.0, "CONT");
+    wait_until("the child's end", || process_state(child.0).is_none());
     assert_eq!(info_field(&mut conn, "clients", "blocked_clients"), "0");
     expect(&mut conn, "EXISTS f", int(0));
     // Nothing stuck: the next build runs.
