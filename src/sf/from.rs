@@ -158,7 +158,10 @@ fn child(
             return file.write_all_at(&[Status::OutOfMemory as u8], 0);
         }
         let start = std::time::Instant::now();
-        if scan_members(ctx, args, SOURCE, |m| keys.push(item_key(m))).is_err() {
+        let scanned = scan_members(ctx, args, SOURCE, |m| keys.push(item_key(m)));
+        // A scan visits every member at least once (some twice when the table was being
+        // resized): fewer is a scan that failed midway.
+        if scanned.is_err() || (keys.len() as u64) < members {
             return file.write_all_at(&[Status::SourceFailed as u8], 0);
         }
         let scanned = start.elapsed();
