@@ -103,8 +103,9 @@ bench-e2e: build
 	  REDBLOOM_SERVER=$$server $(CARGO) bench --bench e2e || exit 1; \
 	done
 
-## How long creating or growing a ~1 GiB filter, a RESTORE of a 255 MiB filter and a digest
-## of a 1 GiB one hold the main thread, and the longest PING stall meanwhile (results:
+## How long creating or growing a ~1 GiB filter, a RESTORE of a 255 MiB filter, a digest
+## of a 1 GiB one and SF.BUILD FROM a 20,000- and a 10M-member SET hold the main thread,
+## and the longest PING stall meanwhile (results:
 ## docs/benchmarks.md). REFERENCE_MODULE=/path/to/redisbloom.so measures RedisBloom side by
 ## side, in interleaved rounds; STALL_ONLY=RESTORE (a substring of a workload's name) runs one.
 bench-stall: build

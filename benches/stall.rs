@@ -21,6 +21,11 @@
 //! DIGEST-VALUE of a 1.03 GiB filter (RedisBloom has no digest callback).
 //! Rounds interleave the two modules; ratios are medians of the per-round ratios.
 //!
+//! Two more time SF.BUILD FROM a SET: of 20,000 members (the largest source built in
+//! the command itself) and of 10M members (built in a forked child while the client is
+//! blocked: the main thread's share is the fork, INFO's `latest_fork_usec`, printed
+//! beside it, then reading the filter back and storing it).
+//!
 //! `make bench-stall` (or `cargo bench --bench stall`). `REDBLOOM_MODULE` overrides the
 //! module under test, `REDBLOOM_SERVER` the server binary, `STALL_ONLY` keeps the workloads
 //! whose name contains it.
@@ -229,16 +234,42 @@ fn words(line: &str) -> Vec<Vec<u8>> {
     line.split(' ').map(|w| w.as_bytes().to_vec()).collect()
 }
 
-/// INFO memory's used_memory: what the allocator handed out, resident or not.
-fn used_memory(conn: &mut Conn) -> u64 {
-    let Value::Bulk(Some(info)) = conn.ok("INFO memory") else {
+/// A numeric field of an INFO section.
+fn info_field(conn: &mut Conn, section: &str, name: &str) -> u64 {
+    let Value::Bulk(Some(info)) = conn.ok(&format!("INFO {section}")) else {
         panic!("INFO reply");
     };
     let info = String::from_utf8_lossy(&info).to_string();
+    let prefix = format!("{name}:");
     info.lines()
-        .find_map(|line| line.strip_prefix("used_memory:"))
+        .find_map(|line| line.strip_prefix(prefix.as_str()))
         .and_then(|v| v.trim().parse().ok())
-        .expect("used_memory")
+        .unwrap_or_else(|| panic!("{name}"))
+}
+
+/// LATENCY LATEST: each event's latest figure (ms), but `command` (the whole command).
+fn latency_events(conn: &mut Conn) -> Vec<(String, f64)> {
+    let Value::Array(events) = conn.ok("LATENCY LATEST") else {
+        panic!("LATENCY LATEST reply");
+    };
+    events
+        .into_iter()
+        .filter_map(|event| match event {
+            Value::Array(fields) => match (fields.first(), fields.get(2)) {
+                (Some(Value::Bulk(Some(name))), Some(Value::Int(latest))) => {
+                    Some((String::from_utf8_lossy(name).to_string(), *latest as f64))
+                }
+                _ => None,
+            },
+            _ => None,
+        })
+        .filter(|(name, _)| name != "command")
+        .collect()
+}
+
+/// INFO memory's used_memory: what the allocator handed out, resident or not.
+fn used_memory(conn: &mut Conn) -> u64 {
+    info_field(conn, "memory", "used_memory")
 }
 
 /// A Bloom filter `full` with one link of ~512 MiB that holds its capacity: the next
@@ -310,8 +341,48 @@ fn dump_of_a_255_mib_filter(conn: &mut Conn) -> Vec<u8> {
     payload
 }
 
+/// The set `key` of `m0 .. m{n-1}`, by pipelined SADDs of 10,000 members.
+fn members_set(conn: &mut Conn, key: &str, n: usize) {
+    const BATCH: usize = 10_000;
+    let mut out = Vec::new();
+    let mut sent = 0;
+    for start in (0..n).step_by(BATCH) {
+        let members: Vec<String> = (start..(start + BATCH).min(n))
+            .map(|i| format!("m{i}"))
+            .collect();
+        let mut args: Vec<&[u8]> = vec![b"SADD", key.as_bytes()];
+        args.extend(members.iter().map(String::as_bytes));
+        out.extend_from_slice(&support::resp::encode(&args));
+        sent += 1;
+        // A few batches in flight at a time.
+        if sent % 16 == 0 || start + BATCH >= n {
+            conn.writer.write_all(&out).expect("send");
+            out.clear();
+            for _ in 0..(if sent % 16 == 0 { 16 } else { sent % 16 }) {
+                assert!(matches!(conn.read(), Value::Int(_)), "SADD");
+            }
+        }
+    }
+}
+
 fn workloads() -> Vec<Workload> {
     vec![
+        Workload {
+            name: "SF.BUILD FROM a 20,000-member SET (built in the command)",
+            in_redisbloom: false,
+            setup: |conn| {
+                members_set(conn, "src", 20_000);
+                words("SF.BUILD sf 0.01 FROM src")
+            },
+        },
+        Workload {
+            name: "SF.BUILD FROM a 10M-member SET (built in a forked child)",
+            in_redisbloom: false,
+            setup: |conn| {
+                members_set(conn, "src", 10_000_000);
+                words("SF.BUILD sf 0.01 FROM src")
+            },
+        },
         Workload {
             name: "BF.RESERVE 0.01 800M (1.03 GiB)",
             in_redisbloom: true,
@@ -369,6 +440,13 @@ fn workloads() -> Vec<Workload> {
 }
 
 struct Sample {
+    /// INFO's latest_fork_usec after the command (0: it forked no child).
+    fork: Duration,
+    /// The server's RSS before the command.
+    server_rss: u64,
+    /// The latency monitor's events of more than 1 ms during the command, other than
+    /// `command` itself: (name, ms), e.g. `fork`, `command-unblocking`.
+    events: Vec<(String, f64)>,
     main_thread: Duration,
     wall: Duration,
     longest_ping: Duration,
@@ -381,6 +459,9 @@ struct Sample {
 /// One round of `workload` on `module`: a pass for the main thread's time and the RSS,
 /// another with a PING loop for the stall.
 fn measure(module: &str, workload: &Workload) -> Sample {
+    let fork_usec;
+    let server_rss;
+    let events;
     let (main_thread, wall, rss_growth, allocated) = {
         let server = Server::start(module);
         let mut conn = server.conn();
@@ -388,6 +469,7 @@ fn measure(module: &str, workload: &Workload) -> Sample {
         let args: Vec<&[u8]> = command.iter().map(Vec::as_slice).collect();
         let used_before = used_memory(&mut conn);
         let rss_before = server.rss_bytes();
+        conn.ok("CONFIG SET latency-monitor-threshold 1");
         let cpu_before = server.main_thread_ns();
         let start = Instant::now();
         let reply = conn.call(&args);
@@ -400,6 +482,9 @@ fn measure(module: &str, workload: &Workload) -> Sample {
         );
         let rss_growth = server.rss_bytes().saturating_sub(rss_before);
         let allocated = used_memory(&mut conn).saturating_sub(used_before);
+        fork_usec = info_field(&mut conn, "stats", "latest_fork_usec");
+        server_rss = rss_before;
+        events = latency_events(&mut conn);
         (Duration::from_nanos(cpu), wall, rss_growth, allocated)
     };
     let (longest_ping, median_ping) = {
@@ -431,6 +516,9 @@ fn measure(module: &str, workload: &Workload) -> Sample {
         (times[times.len() - 1], times[times.len() / 2])
     };
     Sample {
+        fork: Duration::from_micros(fork_usec),
+        server_rss,
+        events,
         main_thread,
         wall,
         longest_ping,
@@ -446,6 +534,10 @@ fn median(mut values: Vec<f64>) -> f64 {
 }
 
 struct Summary {
+    fork_ms: f64,
+    server_rss_mib: f64,
+    /// Each latency event's median over the rounds that logged it.
+    events: Vec<(String, f64)>,
     main_thread_ms: f64,
     ms_per_gib: f64,
     wall_ms: f64,
@@ -459,7 +551,26 @@ fn summarize(samples: &[Sample]) -> Summary {
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let allocated_gib = samples[0].allocated as f64 / GIB;
     let main_thread_ms = median(samples.iter().map(|s| ms(s.main_thread)).collect());
+    let mut names: Vec<&String> = samples
+        .iter()
+        .flat_map(|s| s.events.iter().map(|e| &e.0))
+        .collect();
+    names.sort();
+    names.dedup();
+    let events = names
+        .into_iter()
+        .map(|name| {
+            let values = samples
+                .iter()
+                .flat_map(|s| s.events.iter().filter(|e| &e.0 == name).map(|e| e.1))
+                .collect();
+            (name.clone(), median(values))
+        })
+        .collect();
     Summary {
+        fork_ms: median(samples.iter().map(|s| ms(s.fork)).collect()),
+        server_rss_mib: median(samples.iter().map(|s| s.server_rss as f64 / MIB).collect()),
+        events,
         main_thread_ms,
         ms_per_gib: main_thread_ms / allocated_gib,
         wall_ms: median(samples.iter().map(|s| ms(s.wall)).collect()),
@@ -477,9 +588,27 @@ fn print_row(module: &str, s: &Summary) {
     } else {
         String::new()
     };
+    let fork = if s.fork_ms > 0.0 {
+        format!(
+            " (fork {:.3} ms of a {:.0} MiB server)",
+            s.fork_ms, s.server_rss_mib
+        )
+    } else {
+        String::new()
+    };
+    let events: Vec<String> = s
+        .events
+        .iter()
+        .map(|(name, ms)| format!("{name} {ms:.0} ms"))
+        .collect();
+    let events = if events.is_empty() {
+        String::new()
+    } else {
+        format!("  latency monitor: {}", events.join(", "))
+    };
     println!(
-        "  {module:<10} main thread {:>9.3} ms{per_gib}  wall {:>9.3} ms  \
-         longest PING {:>9.3} ms (median {:.3})  used_memory +{:.2} GiB  RSS +{:.1} MiB",
+        "  {module:<10} main thread {:>9.3} ms{fork}{per_gib}  wall {:>9.3} ms  \
+         longest PING {:>9.3} ms (median {:.3})  used_memory +{:.2} GiB  RSS +{:.1} MiB{events}",
         s.main_thread_ms,
         s.wall_ms,
         s.longest_ping_ms,

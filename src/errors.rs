@@ -160,8 +160,12 @@ pub const SF_ERROR_RATE_TOO_HIGH: &str = "ERR a static filter's error rate must 
 pub const SF_ERROR_RATE_TOO_LOW: &str =
     "ERR a static filter's error rate must be at least 2^-32 (fingerprints have at most 32 bits)";
 pub const SF_ITEMS_OR_FROM: &str = "ERR expected ITEMS item [item ...] or FROM source";
-pub const SF_SOURCE_TOO_LARGE: &str =
-    "ERR SF.BUILD FROM reads sources of at most 100000 members (use ITEMS for larger sets)";
+pub const SF_FROM_CANNOT_BLOCK: &str =
+    "ERR SF.BUILD FROM a source of more than 20000 members blocks the client, which MULTI and scripts do not allow";
+pub const SF_FROM_BUSY: &str =
+    "ERR SF.BUILD FROM needs a child process, and another one (BGSAVE, AOF rewrite or another build) is running; try again later";
+pub const SF_FROM_CHILD_FAILED: &str =
+    "ERR SF.BUILD FROM: the child process building the filter failed (see the server log)";
 pub const SF_SOURCE_NOPERM: &str =
     "NOPERM this user has no permissions to read the source of SF.BUILD FROM";
 pub const SF_TOO_MANY_ITEMS: &str = "ERR a static filter holds at most 2147483648 items";
@@ -177,10 +181,10 @@ mod tests {
     #[test]
     fn sf_errors_state_the_limits() {
         assert_eq!(
-            SF_SOURCE_TOO_LARGE,
+            SF_FROM_CANNOT_BLOCK,
             format!(
-                "ERR SF.BUILD FROM reads sources of at most {} members (use ITEMS for larger sets)",
-                crate::sf::FROM_MAX_MEMBERS
+                "ERR SF.BUILD FROM a source of more than {} members blocks the client, which MULTI and scripts do not allow",
+                crate::sf::FROM_SYNC_MAX_MEMBERS
             )
         );
         assert_eq!(

@@ -57,6 +57,45 @@ impl<'a> Args<'a> {
     }
 }
 
+/// A command's arguments kept past its callback (a blocked command answers later): each
+/// string retained, released on drop. Made and dropped on the main thread only.
+pub struct OwnedArgs {
+    argv: Vec<*mut raw::RedisModuleString>,
+}
+
+// SAFETY: only moved between places on the main thread (a static guarded by a mutex, a
+// blocked client's private data); never used from another thread.
+unsafe impl Send for OwnedArgs {}
+
+impl Args<'_> {
+    /// Keeps the arguments past the command.
+    pub fn to_owned(&self) -> OwnedArgs {
+        let argv = self
+            .argv
+            .iter()
+            .map(|&s| {
+                unsafe { raw::RedisModule_RetainString.unwrap()(std::ptr::null_mut(), s) };
+                s
+            })
+            .collect();
+        OwnedArgs { argv }
+    }
+}
+
+impl OwnedArgs {
+    pub fn args(&self) -> Args<'_> {
+        Args { argv: &self.argv }
+    }
+}
+
+impl Drop for OwnedArgs {
+    fn drop(&mut self) {
+        for &s in &self.argv {
+            unsafe { raw::RedisModule_FreeString.unwrap()(std::ptr::null_mut(), s) };
+        }
+    }
+}
+
 /// How many parsed values [`Parsed`] holds without allocating.
 const INLINE: usize = 8;
 

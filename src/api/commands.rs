@@ -51,9 +51,14 @@ unsafe fn run_command(
             log_divergence(&context, &args, &e.to_string());
         }
     }
+    write_reply(&context, reply)
+}
+
+/// Sends a handler's result as the reply (unless the handler wrote it: `NoReply`).
+pub(super) fn write_reply(context: &Context, reply: RedisResult) -> c_int {
     match reply {
         Ok(RedisValue::SimpleStringStatic(text)) => {
-            put_simple_string(&context, text);
+            put_simple_string(context, text);
             raw::REDISMODULE_OK as c_int
         }
         // The handler wrote the reply (arrays, doubles, booleans).

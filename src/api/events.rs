@@ -1,10 +1,11 @@
 //! Keyspace notifications (class `d`, module events) and the server events the module
-//! follows (fork children).
+//! follows (fork children: counted, and their end).
 
 use super::args::Args;
 use redis_module::{raw, Context};
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
 
 /// How many fork children (BGSAVE, AOF rewrite, a replica's full sync, ...) the server
 /// has started since the module loaded.
@@ -15,6 +16,16 @@ pub fn forks() -> u64 {
     FORKS.load(Ordering::Relaxed)
 }
 
+/// What runs when the server has forgotten a fork child (after its done handler, if it
+/// has one; or killed at shutdown, without it).
+static ON_CHILD_DIED: OnceLock<fn()> = OnceLock::new();
+
+/// Runs `f` on the main thread each time a fork child has ended, from now on (the first
+/// `f` given stays).
+pub fn on_fork_child_died(f: fn()) {
+    let _ = ON_CHILD_DIED.set(f);
+}
+
 unsafe extern "C" fn on_fork_child(
     _ctx: *mut raw::RedisModuleCtx,
     _event: raw::RedisModuleEvent,
@@ -23,6 +34,10 @@ unsafe extern "C" fn on_fork_child(
 ) {
     if subevent == raw::REDISMODULE_SUBEVENT_FORK_CHILD_BORN {
         FORKS.fetch_add(1, Ordering::Relaxed);
+    } else if subevent == raw::REDISMODULE_SUBEVENT_FORK_CHILD_DIED {
+        if let Some(f) = ON_CHILD_DIED.get() {
+            super::panic::catch_panic("a fork child's end", f);
+        }
     }
 }
 

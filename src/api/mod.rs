@@ -6,11 +6,13 @@
 
 pub mod allocator;
 pub mod args;
+pub mod blocking;
 pub mod command_docs;
 pub mod commands;
 pub mod config;
 pub mod defrag_callbacks;
 pub mod events;
+pub mod fork;
 pub mod info;
 pub mod keys;
 pub mod memory;

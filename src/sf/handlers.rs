@@ -15,23 +15,18 @@ use crate::api::events::notify_event;
 use crate::api::keys::{existing, ours, Key, KeyState};
 use crate::api::replication::{is_trusted, log_divergence, replicate, Replicated};
 use crate::api::replies::{reply_bool, reply_field_values, ArrayReply, FieldValue, Resp2Fields};
-use crate::api::source::{for_each_member, SourceError};
 use crate::errors;
 use crate::sf::value::STATIC_TYPE;
 use redbloom_core::static_filter::dump as static_dump;
 use redbloom_core::static_filter::{build as build_filter, item_key, BuildError, StaticFilter};
 use redis_module::{Context, RedisError, RedisResult, RedisValue};
 
-/// The largest source SF.BUILD FROM reads: it reads and builds on the main thread, in
-/// one go (about 15 ms of server CPU for this many members).
-pub const FROM_MAX_MEMBERS: u64 = 100_000;
-
 fn error(text: &'static str) -> RedisError {
     RedisError::Str(text)
 }
 
 /// The memory ceiling of a new filter (none for a write from the master or the AOF).
-fn max_bytes(ctx: &Context) -> u64 {
+pub(super) fn max_bytes(ctx: &Context) -> u64 {
     use redbloom_core::memory::Ceiling;
     crate::write::Limit::of(ctx).limit_for(0)
 }
@@ -84,21 +79,22 @@ pub fn build(ctx: &Context, args: &Args) -> RedisResult {
         KeyState::Empty => {}
         _ => return Err(error(errors::ITEM_EXISTS)),
     }
-    let keys = if from {
-        let mut keys = Vec::new();
-        for_each_member(ctx, args, 4, FROM_MAX_MEMBERS, |m| keys.push(item_key(m))).map_err(
-            |e| match e {
-                SourceError::Missing => error(errors::NOT_FOUND),
-                SourceError::WrongType => RedisError::WrongType,
-                SourceError::TooLarge => error(errors::SF_SOURCE_TOO_LARGE),
-                SourceError::NoPermission => error(errors::SF_SOURCE_NOPERM),
-                SourceError::Failed => error(errors::INTERNAL_ERROR),
-            },
-        )?;
-        keys
-    } else {
-        (4..args.len()).map(|i| item_key(args.bytes(i))).collect()
-    };
+    if from {
+        return super::from::build_from(ctx, args, rate, &key);
+    }
+    let keys = (4..args.len()).map(|i| item_key(args.bytes(i))).collect();
+    build_and_store(ctx, args, &key, keys, rate, false)
+}
+
+/// Builds the filter of `keys` and stores it in the empty `key`.
+pub(super) fn build_and_store(
+    ctx: &Context,
+    args: &Args,
+    key: &Key,
+    keys: Vec<u64>,
+    rate: f64,
+    from: bool,
+) -> RedisResult {
     let filter = build_filter(keys, rate, max_bytes(ctx)).map_err(|e| {
         let refused = build_error(e);
         // From the master or the AOF the build had succeeded: say that the data now differ.
@@ -107,16 +103,34 @@ pub fn build(ctx: &Context, args: &Args) -> RedisResult {
         }
         refused
     })?;
+    store(ctx, args, key, filter, from)
+}
+
+/// Stores a built filter in the empty `key`, replicates it (the command as it came, or
+/// for FROM the SF.LOADCHUNK sequence of the filter), notifies `sf.build` and answers OK.
+pub(super) fn store(
+    ctx: &Context,
+    args: &Args,
+    key: &Key,
+    filter: StaticFilter,
+    from: bool,
+) -> RedisResult {
     let stored = key.set(&STATIC_TYPE, Box::new(filter))?;
     if from {
-        for (iter, data) in static_dump::load_sequence(stored) {
-            let iter = iter.to_string();
+        let header = static_dump::header(stored);
+        let chunk = |iter: &[u8], data: &[u8]| {
             let parts = [
                 Replicated::Arg(1),
-                Replicated::Bytes(iter.as_bytes()),
-                Replicated::Bytes(&data),
+                Replicated::Bytes(iter),
+                Replicated::Bytes(data),
             ];
             replicate(ctx, args, "SF.LOADCHUNK", &parts);
+        };
+        chunk(b"1", &header);
+        let mut iter = 1;
+        while let Some((next, data)) = static_dump::chunk(stored, iter) {
+            chunk(next.to_string().as_bytes(), data);
+            iter = next;
         }
     } else {
         ctx.replicate_verbatim();

@@ -3,12 +3,13 @@
 //! ([`commands`]).
 
 mod commands;
+mod from;
 mod handlers;
 pub mod value;
 
 use crate::command_table::Family;
 
-pub use handlers::FROM_MAX_MEMBERS;
+pub use from::FROM_SYNC_MAX_MEMBERS;
 
 /// The module's ACL category for SF.* (redbloom's own).
 pub const ACL_CATEGORY: &str = "sf";

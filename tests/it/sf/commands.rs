@@ -138,16 +138,6 @@ fn from_a_set_a_sorted_set_and_a_hash() {
         "SF.BUILD t 0.01 FROM set extra",
         err("ERR wrong number of arguments for 'sf.build' command"),
     );
-    let mut big = vec!["SADD".to_string(), "big".to_string()];
-    big.extend((0..100_001).map(|i| i.to_string()));
-    conn.call(&big);
-    expect(
-        &mut conn,
-        "SF.BUILD t 0.01 FROM big",
-        err(
-            "ERR SF.BUILD FROM reads sources of at most 100000 members (use ITEMS for larger sets)",
-        ),
-    );
     // The source is read with the caller's permissions.
     expect(&mut conn, "ACL SETUSER limited on nopass ~f* +@all", ok());
     expect(&mut conn, "AUTH limited x", ok());
@@ -158,9 +148,6 @@ fn from_a_set_a_sorted_set_and_a_hash() {
     );
     expect(&mut conn, "EXISTS f2", int(0));
     expect(&mut conn, "AUTH default x", ok());
-    expect(&mut conn, "SREM big 0", int(1));
-    expect(&mut conn, "SF.BUILD t 0.01 FROM big", ok());
-    expect(&mut conn, "SF.CARD t", int(100_000));
 }
 
 #[test]

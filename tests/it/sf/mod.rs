@@ -3,6 +3,7 @@
 
 mod commands;
 mod defrag;
+mod from_child;
 mod persistence;
 
 use crate::support::RawConnection;
