@@ -28,6 +28,13 @@ workloads=(
   "TDIGEST.ADD|TDIGEST.CREATE d||TDIGEST.ADD d __rand_int__|$n"
   "TDIGEST.ADD×100|TDIGEST.CREATE d||TDIGEST.ADD d $values100|$nb"
   "TDIGEST.QUANTILE|TDIGEST.CREATE d|TDIGEST.ADD d __rand_int__|TDIGEST.QUANTILE d 0.5|$n"
+  "TOPK.INCRBY|TOPK.RESERVE t 100 2000 7 0.925||TOPK.INCRBY t i:__rand_int__ 3|$n"
+  "TOPK.COUNT|TOPK.RESERVE t 100 2000 7 0.925|TOPK.ADD t i:__rand_int__|TOPK.COUNT t i:__rand_int__|$n"
+  "TDIGEST.CDF|TDIGEST.CREATE d|TDIGEST.ADD d __rand_int__|TDIGEST.CDF d __rand_int__|$n"
+  "TDIGEST.RANK|TDIGEST.CREATE d|TDIGEST.ADD d __rand_int__|TDIGEST.RANK d __rand_int__|$n"
+  "TDIGEST.BYRANK|TDIGEST.CREATE d|TDIGEST.ADD d __rand_int__|TDIGEST.BYRANK d 250|$n"
+  "TDIGEST.TRIMMED_MEAN|TDIGEST.CREATE d|TDIGEST.ADD d __rand_int__|TDIGEST.TRIMMED_MEAN d 0.1 0.9|$n"
+  "TDIGEST.MIN|TDIGEST.CREATE d|TDIGEST.ADD d __rand_int__|TDIGEST.MIN d|$n"
 )
 measure() {
   WARM=$3 scripts/instructions-per-call.sh "$server" "$1" "$2" "$4" "$5" 2>/dev/null |

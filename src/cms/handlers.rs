@@ -5,8 +5,9 @@
 //! with its own floating point).
 
 use crate::api::args::Args;
-use crate::api::events::notify_write;
+use crate::api::events::{notify_command, notify_write};
 use crate::api::keys::{Key, KeyState};
+use crate::api::replication::replicate_verbatim;
 use crate::api::replies::{reply_fields, reply_integers, ArrayReply, Resp2Fields};
 use crate::errors;
 use crate::stats::tracked;
@@ -102,7 +103,6 @@ pub fn incrby(ctx: &Context, args: &Args) -> RedisResult {
         }
         Ok(value as u64)
     })?;
-    let mut write = Write::new(ctx, args);
     let mut reply = ArrayReply::with_len(ctx, pairs);
     tracked(cms, |cms| {
         for (pair, &value) in increments.iter().enumerate() {
@@ -112,9 +112,9 @@ pub fn incrby(ctx: &Context, args: &Args) -> RedisResult {
             }
         }
     });
-    write.as_received();
-    drop(write);
-    notify_write(ctx, args);
+    // Every increment was applied: the command as received is the effect.
+    replicate_verbatim(ctx);
+    notify_command(ctx, c"cms.incrby", args);
     reply.finish()
 }
 

@@ -9,8 +9,9 @@
 //! array, add the pairs before it and send one error in place of the rest).
 
 use crate::api::args::Args;
-use crate::api::events::notify_write;
+use crate::api::events::{notify_command, notify_write};
 use crate::api::keys::{Key, KeyState};
+use crate::api::replication::replicate_verbatim;
 use crate::api::replies::{
     reply_bools, reply_field_values, reply_integers, ArrayReply, FieldValue, Resp2Fields,
 };
@@ -22,6 +23,7 @@ use redbloom_core::topk::{
     valid_decay, TopK, TopKError, DEFAULT_DECAY, DEFAULT_DEPTH, DEFAULT_WIDTH, MAX_INCREMENT,
 };
 use redis_module::{Context, RedisError, RedisResult, RedisValue};
+use std::ffi::CStr;
 
 fn error(text: &'static str) -> RedisError {
     RedisError::Str(text)
@@ -92,18 +94,23 @@ fn expelled(reply: &mut ArrayReply, item: Option<Box<[u8]>>) {
 }
 
 /// Applies `(argument of the item, increment)` pairs to the Top-K of `args[1]` and
-/// replies with an array of what each expelled; replicated as received.
-fn apply(ctx: &Context, args: &Args, topk: &mut TopK, pairs: &[(usize, u32)]) -> RedisResult {
-    let mut write = Write::new(ctx, args);
+/// replies with an array of what each expelled; replicated as received, published as
+/// `event`.
+fn apply(
+    ctx: &Context,
+    args: &Args,
+    topk: &mut TopK,
+    pairs: &[(usize, u32)],
+    event: &CStr,
+) -> RedisResult {
     let mut reply = ArrayReply::with_len(ctx, pairs.len());
     tracked(topk, |topk| {
         for &(at, increment) in pairs {
             expelled(&mut reply, topk.add(args.bytes(at), increment));
         }
     });
-    write.as_received();
-    drop(write);
-    notify_write(ctx, args);
+    replicate_verbatim(ctx);
+    notify_command(ctx, event, args);
     reply.finish()
 }
 
@@ -115,7 +122,7 @@ pub fn add(ctx: &Context, args: &Args) -> RedisResult {
     let key = Key::open(ctx, args, 1, true);
     let topk = existing(&key)?;
     let pairs = args.parse_each(2..args.len(), |at| Ok::<_, RedisError>((at, 1)))?;
-    apply(ctx, args, topk, &pairs)
+    apply(ctx, args, topk, &pairs, c"topk.add")
 }
 
 /// TOPK.INCRBY key item increment [item increment ...]: every increment (an integer in
@@ -135,7 +142,7 @@ pub fn incrby(ctx: &Context, args: &Args) -> RedisResult {
             .map(|v| (at, v))
             .ok_or(error(errors::TOPK_INVALID_INCREMENT))
     })?;
-    apply(ctx, args, topk, &pairs)
+    apply(ctx, args, topk, &pairs, c"topk.incrby")
 }
 
 /// TOPK.QUERY key item [item ...] (RESP3: booleans).
