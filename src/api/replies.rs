@@ -49,6 +49,11 @@ fn put_double(ctx: &Context, value: f64) {
 /// instructions, as much as the reply itself).
 fn with_c_string(bytes: &[u8], f: impl FnOnce(*const c_char)) {
     let bytes = &bytes[..bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len())];
+    with_nul_free(bytes, f);
+}
+
+/// [`with_c_string`] for bytes known to hold no NUL.
+fn with_nul_free(bytes: &[u8], f: impl FnOnce(*const c_char)) {
     let mut buffer = [0u8; 128];
     if bytes.len() < buffer.len() {
         buffer[..bytes.len()].copy_from_slice(bytes);
@@ -178,7 +183,7 @@ impl<'c> ArrayReply<'c> {
         let simple =
             !item.iter().any(|&b| matches!(b, 0 | b'\r' | b'\n')) && !self.protocol().resp3;
         if simple {
-            with_c_string(item, |text| unsafe {
+            with_nul_free(item, |text| unsafe {
                 raw::RedisModule_ReplyWithSimpleString.unwrap()(self.ctx.ctx, text);
             });
         } else {

@@ -86,9 +86,9 @@ pub fn reserve(ctx: &Context, args: &Args) -> RedisResult {
 }
 
 /// Replies with what [`TopK::add`] expelled: the item, or null.
-fn expelled(reply: &mut ArrayReply, item: Option<Box<[u8]>>) {
+fn expelled(reply: &mut ArrayReply, item: Option<&[u8]>) {
     match item {
-        Some(item) => reply.item(&item),
+        Some(item) => reply.item(item),
         None => reply.null(),
     }
 }
@@ -106,7 +106,7 @@ fn apply(
     let mut reply = ArrayReply::with_len(ctx, pairs.len());
     tracked(topk, |topk| {
         for &(at, increment) in pairs {
-            expelled(&mut reply, topk.add(args.bytes(at), increment));
+            topk.add_then(args.bytes(at), increment, |item| expelled(&mut reply, item));
         }
     });
     replicate_verbatim(ctx);
