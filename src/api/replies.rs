@@ -54,6 +54,12 @@ fn with_c_string(bytes: &[u8], f: impl FnOnce(*const c_char)) {
 
 /// [`with_c_string`] for bytes known to hold no NUL.
 fn with_nul_free(bytes: &[u8], f: impl FnOnce(*const c_char)) {
+    // A short item (most are) has a short buffer to clear.
+    if bytes.len() < 32 {
+        let mut buffer = [0u8; 32];
+        buffer[..bytes.len()].copy_from_slice(bytes);
+        return f(buffer.as_ptr().cast());
+    }
     let mut buffer = [0u8; 128];
     if bytes.len() < buffer.len() {
         buffer[..bytes.len()].copy_from_slice(bytes);
@@ -61,6 +67,30 @@ fn with_nul_free(bytes: &[u8], f: impl FnOnce(*const c_char)) {
     } else {
         f(CString::new(bytes).unwrap_or_default().as_ptr());
     }
+}
+
+/// Whether `bytes` can be a simple string: no NUL, CR or LF. Eight bytes at a time (a
+/// word holds one of them when `word ^ that byte repeated` has a zero byte: the classic
+/// test `(x - 0x01…01) & !x & 0x80…80`), where a loop over the bytes was three
+/// comparisons per byte.
+fn fits_simple_string(bytes: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS != 0;
+    let mut words = bytes.chunks_exact(8);
+    for word in &mut words {
+        let x = u64::from_le_bytes(word.try_into().unwrap_or_default());
+        if has_zero(x)
+            || has_zero(x ^ (ONES * u64::from(b'\r')))
+            || has_zero(x ^ (ONES * u64::from(b'\n')))
+        {
+            return false;
+        }
+    }
+    !words
+        .remainder()
+        .iter()
+        .any(|&b| matches!(b, 0 | b'\r' | b'\n'))
 }
 
 /// Replies with the simple string `+text` (`OK`, ...), without allocating (`OK`, every
@@ -180,8 +210,7 @@ impl<'c> ArrayReply<'c> {
     /// (RedisBloom cuts the item at its NUL, or breaks the protocol): then a bulk string;
     /// for a RESP3 client a bulk string, as RedisBloom 2.6 replies.
     pub fn item(&mut self, item: &[u8]) {
-        let simple =
-            !item.iter().any(|&b| matches!(b, 0 | b'\r' | b'\n')) && !self.protocol().resp3;
+        let simple = fits_simple_string(item) && !self.protocol().resp3;
         if simple {
             with_nul_free(item, |text| unsafe {
                 raw::RedisModule_ReplyWithSimpleString.unwrap()(self.ctx.ctx, text);
@@ -301,4 +330,29 @@ pub fn reply_field_values(
         }
     }
     Ok(RedisValue::NoReply)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fits_simple_string;
+
+    #[test]
+    fn simple_strings_hold_no_nul_cr_or_lf_wherever_they_are() {
+        assert!(fits_simple_string(b""));
+        assert!(fits_simple_string(b"i1:000000840187"));
+        let text: Vec<u8> = (1..=40u8).map(|i| b'a' + i % 26).collect();
+        assert!(fits_simple_string(&text));
+        for bad in [0u8, b'\r', b'\n'] {
+            for at in 0..text.len() {
+                let mut with = text.clone();
+                with[at] = bad;
+                assert!(!fits_simple_string(&with), "{bad} at {at}");
+                assert!(!fits_simple_string(&with[..=at]), "{bad} ending {at}");
+            }
+        }
+        // Bytes next to the three (0x01, 0x0b, 0x0c, 0x0e, 0x80, 0xff) are fine.
+        assert!(fits_simple_string(&[
+            1, 11, 12, 14, 0x80, 0xff, 9, 0x8d, 0x8a, 2
+        ]));
+    }
 }

@@ -289,6 +289,7 @@ impl TDigest {
     /// can merge it when it next uses it, where it can tell replicas. The count matters
     /// only for a buffer that cannot merge ([`merge_empties_buffer`](Self::merge_empties_buffer)),
     /// which each of RedisBloom's merges sorts once more.
+    #[inline]
     pub fn take_merge_due(&self) -> u32 {
         self.merge_due.replace(0).min(rdb::MAX_SAVES_COUNTED + 1)
     }
