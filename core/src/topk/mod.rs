@@ -111,6 +111,9 @@ pub struct TopK {
     /// The entries' fingerprints, in heap order: the search for an item scans these
     /// contiguous 4 bytes per entry, not the entries, a block at a time.
     fps: Vec<FpBlock>,
+    /// How many entries have a fingerprint of each low byte: an item whose fingerprint's
+    /// count is 0 is in no entry, and [`Self::find`] does not scan (most absent items).
+    fp_counts: [u32; 256],
     /// How many entries have a count other than 0 (what TOPK.LIST lists at most).
     listed: u32,
     /// The decay draw's generator state.
@@ -162,6 +165,12 @@ const LANES: usize = 16;
 /// `LANES` fingerprints of consecutive heap entries (the last block padded with zeros,
 /// past the heap's end).
 type FpBlock = [u32; LANES];
+
+/// The index of a fingerprint in [`TopK::fp_counts`].
+#[inline]
+fn low_byte(fp: u32) -> usize {
+    (fp & 0xff) as usize
+}
 
 /// The fingerprints of `heap` in blocks, or an error instead of an abort.
 fn fingerprints(heap: &[HeapEntry]) -> Result<Vec<FpBlock>, OutOfMemory> {
@@ -228,6 +237,10 @@ impl TopK {
             decay,
             buckets,
             listed: heap.iter().filter(|e| e.count != 0).count() as u32,
+            fp_counts: heap.iter().fold([0; 256], |mut counts, e| {
+                counts[low_byte(e.fp)] += 1;
+                counts
+            }),
             heap,
             fps,
             rng,
@@ -366,6 +379,9 @@ impl TopK {
     /// over a fixed-size array, which the compiler vectorizes), the entries only where one
     /// matched.
     fn find(&self, fp: u32, item: &[u8]) -> Option<usize> {
+        if self.fp_counts[low_byte(fp)] == 0 {
+            return None;
+        }
         for (b, block) in self.fps.iter().enumerate().rev() {
             if block.iter().fold(false, |hit, &f| hit | (f == fp)) {
                 let base = b * LANES;
@@ -505,6 +521,8 @@ impl TopK {
             Some(old) if old.len() == item.len() => old.copy_from_slice(item),
             slot => *slot = Some(item.into()),
         }
+        self.fp_counts[low_byte(entry.fp)] -= 1;
+        self.fp_counts[low_byte(fp)] += 1;
         entry.fp = fp;
         entry.itemlen = item.len() as u32;
         self.set_fp(0, fp);
