@@ -458,20 +458,19 @@ pub fn trimmed_mean(ctx: &Context, args: &Args) -> RedisResult {
     reply_double(ctx, digest.trimmed_mean(low, high))
 }
 
-/// REVRANK and BYREVRANK: the command's name ends so.
-fn is_reverse(args: &Args) -> bool {
-    let name = args.bytes(0);
-    let suffix = b"revrank";
-    // In place (a lower-cased copy was an allocation and a free, ~300 instructions).
-    name.len() >= suffix.len() && name[name.len() - suffix.len()..].eq_ignore_ascii_case(suffix)
-}
-
 /// TDIGEST.RANK / REVRANK key value [value ...]: the CDF (which merges the buffer) is
 /// consulted only for values within the observed range of a non-empty digest.
 pub fn rank(ctx: &Context, args: &Args) -> RedisResult {
+    ranks(ctx, args, false)
+}
+
+pub fn revrank(ctx: &Context, args: &Args) -> RedisResult {
+    ranks(ctx, args, true)
+}
+
+fn ranks(ctx: &Context, args: &Args, reverse: bool) -> RedisResult {
     let parse = |i| args.double(i).ok_or(error(errors::TD_PARSE_VALUE));
     with_digest_and_values(ctx, args, false, parse, |digest, vals| {
-        let reverse = is_reverse(args);
         // RedisBloom reads the size before the CDF merges the buffer.
         let mut size_before = None;
         let in_range = |d: &TDigest| {
@@ -489,6 +488,14 @@ pub fn rank(ctx: &Context, args: &Args) -> RedisResult {
 /// TDIGEST.BYRANK / BYREVRANK key rank [rank ...]: the quantile (which merges the
 /// buffer) is consulted only for ranks strictly between 0 and the size.
 pub fn by_rank(ctx: &Context, args: &Args) -> RedisResult {
+    by_ranks(ctx, args, false)
+}
+
+pub fn by_revrank(ctx: &Context, args: &Args) -> RedisResult {
+    by_ranks(ctx, args, true)
+}
+
+fn by_ranks(ctx: &Context, args: &Args, reverse: bool) -> RedisResult {
     let parse = |i| {
         let rank = args.integer(i).ok_or(error(errors::TD_PARSE_RANK))?;
         if rank < 0 {
@@ -497,7 +504,6 @@ pub fn by_rank(ctx: &Context, args: &Args) -> RedisResult {
         Ok(rank)
     };
     with_digest_and_values(ctx, args, false, parse, |digest, ranks| {
-        let reverse = is_reverse(args);
         // RedisBloom reads the size before the quantile merges the buffer.
         let mut size_before = None;
         let inside = |d: &TDigest| {

@@ -482,10 +482,16 @@ impl TDigest {
 
     /// Sorts and merges the buffer (t-digest-c's `td_compress`). With a total weight of
     /// at most 1 the buffer is sorted but stays unmerged, as there.
+    #[inline]
     pub fn compress(&mut self) -> Result<(), TDigestError> {
         if self.unmerged_nodes == 0 {
             return Ok(());
         }
+        self.compress_buffer()
+    }
+
+    /// [`Self::compress`] of a buffer holding samples.
+    fn compress_buffer(&mut self) -> Result<(), TDigestError> {
         let n = self.merged_nodes + self.unmerged_nodes;
         sort_centroids(&mut self.means[..n], &mut self.weights[..n]);
         let total_weight = self.merged_weight as f64 + self.unmerged_weight as f64;
