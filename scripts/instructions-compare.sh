@@ -35,6 +35,13 @@ workloads=(
   "TDIGEST.BYRANK|TDIGEST.CREATE d|TDIGEST.ADD d __rand_int__|TDIGEST.BYRANK d 250|$n"
   "TDIGEST.TRIMMED_MEAN|TDIGEST.CREATE d|TDIGEST.ADD d __rand_int__|TDIGEST.TRIMMED_MEAN d 0.1 0.9|$n"
   "TDIGEST.MIN|TDIGEST.CREATE d|TDIGEST.ADD d __rand_int__|TDIGEST.MIN d|$n"
+  "TDIGEST.MAX|TDIGEST.CREATE d|TDIGEST.ADD d __rand_int__|TDIGEST.MAX d|$n"
+  "TDIGEST.REVRANK|TDIGEST.CREATE d|TDIGEST.ADD d __rand_int__|TDIGEST.REVRANK d __rand_int__|$n"
+  "TDIGEST.BYREVRANK|TDIGEST.CREATE d|TDIGEST.ADD d __rand_int__|TDIGEST.BYREVRANK d 250|$n"
+  "TDIGEST.INFO|TDIGEST.CREATE d|TDIGEST.ADD d __rand_int__|TDIGEST.INFO d|$n"
+  "CMS.INFO|CMS.INITBYDIM c 2000 5|CMS.INCRBY c i:__rand_int__ 1|CMS.INFO c|$n"
+  "TOPK.LIST|TOPK.RESERVE t 10 2000 7 0.925|TOPK.ADD t i:__rand_int__|TOPK.LIST t|$n"
+  "TOPK.INFO|TOPK.RESERVE t 100 2000 7 0.925|TOPK.ADD t i:__rand_int__|TOPK.INFO t|$n"
 )
 measure() {
   WARM=$3 scripts/instructions-per-call.sh "$server" "$1" "$2" "$4" "$5" 2>/dev/null |

@@ -2,7 +2,7 @@
 //! clients.
 
 use redis_module::{raw, Context, RedisResult, RedisValue};
-use std::ffi::{c_char, c_int, CString};
+use std::ffi::{c_char, c_int, CStr, CString};
 
 /// Which RESP3 types a command's reply may use. RedisBloom 2.6+ answers a client that said
 /// `HELLO 3` with booleans, maps and nulls, and every other client with 2.4.20's RESP2
@@ -306,19 +306,68 @@ pub fn reply_field_values(
     fields: &[(&'static str, FieldValue)],
     resp2: Resp2Fields,
 ) -> RedisResult {
-    let protocol = Protocol::of(ctx);
-    let len = fields.len() as std::os::raw::c_long;
-    let labels = protocol.maps || resp2 == Resp2Fields::Labelled;
-    unsafe {
-        match raw::RedisModule_ReplyWithMap {
-            Some(reply_map) if protocol.maps => reply_map(ctx.ctx, len),
-            _ if labels => raw::RedisModule_ReplyWithArray.unwrap()(ctx.ctx, 2 * len),
-            _ => raw::RedisModule_ReplyWithArray.unwrap()(ctx.ctx, len),
-        };
+    reply_labelled(ctx, fields, resp2)
+}
+
+/// [`reply_field_values`] with labels that are C strings already (`c"width"`): replied
+/// as they are, where a `&str` label is copied into a C string first (~100 instructions
+/// a label, most of a sketch's INFO reply besides the server's own work).
+pub fn reply_c_fields(
+    ctx: &Context,
+    fields: &[(&'static CStr, FieldValue)],
+    resp2: Resp2Fields,
+) -> RedisResult {
+    reply_labelled(ctx, fields, resp2)
+}
+
+/// A label of an INFO-style reply.
+trait Label: Copy {
+    fn put(self, ctx: &Context);
+}
+
+impl Label for &'static str {
+    fn put(self, ctx: &Context) {
+        put_simple_string(ctx, self);
     }
+}
+
+impl Label for &'static CStr {
+    fn put(self, ctx: &Context) {
+        unsafe { raw::RedisModule_ReplyWithSimpleString.unwrap()(ctx.ctx, self.as_ptr()) };
+    }
+}
+
+fn reply_labelled<L: Label>(
+    ctx: &Context,
+    fields: &[(L, FieldValue)],
+    resp2: Resp2Fields,
+) -> RedisResult {
+    let len = fields.len() as std::os::raw::c_long;
+    let reply_map = unsafe { raw::RedisModule_ReplyWithMap };
+    let labels = match (resp2, reply_map) {
+        // The server's map reply is already what each protocol wants here: a map for a
+        // RESP3 client, the flat array of 2 × len for a RESP2 one. The client's protocol
+        // is not looked up (`RedisModule_GetContextFlags`, ~130 instructions).
+        (Resp2Fields::Labelled, Some(reply_map)) => {
+            unsafe { reply_map(ctx.ctx, len) };
+            true
+        }
+        _ => {
+            let protocol = Protocol::of(ctx);
+            let labels = protocol.maps || resp2 == Resp2Fields::Labelled;
+            unsafe {
+                match reply_map {
+                    Some(reply_map) if protocol.maps => reply_map(ctx.ctx, len),
+                    _ if labels => raw::RedisModule_ReplyWithArray.unwrap()(ctx.ctx, 2 * len),
+                    _ => raw::RedisModule_ReplyWithArray.unwrap()(ctx.ctx, len),
+                };
+            }
+            labels
+        }
+    };
     for &(label, value) in fields {
         if labels {
-            put_simple_string(ctx, label);
+            label.put(ctx);
         }
         match value {
             FieldValue::Integer(value) => put_integer(ctx, value),

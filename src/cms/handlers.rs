@@ -8,7 +8,7 @@ use crate::api::args::Args;
 use crate::api::events::{notify_command, notify_write};
 use crate::api::keys::{Key, KeyState};
 use crate::api::replication::replicate_verbatim;
-use crate::api::replies::{reply_fields, reply_integers, ArrayReply, Resp2Fields};
+use crate::api::replies::{reply_c_fields, reply_integers, ArrayReply, FieldValue, Resp2Fields};
 use crate::errors;
 use crate::stats::tracked;
 use crate::types::CMS_TYPE;
@@ -217,13 +217,13 @@ pub fn info(ctx: &Context, args: &Args) -> RedisResult {
     }
     let key = Key::open(ctx, args, 1, false);
     let cms = existing(&key)?;
-    reply_fields(
+    reply_c_fields(
         ctx,
         &[
-            ("width", Some(cms.width() as i64)),
-            ("depth", Some(cms.depth() as i64)),
+            (c"width", FieldValue::Integer(cms.width() as i64)),
+            (c"depth", FieldValue::Integer(cms.depth() as i64)),
             // An unsigned 64-bit sum, replied as RedisBloom does: its bits as an i64.
-            ("count", Some(cms.count() as i64)),
+            (c"count", FieldValue::Integer(cms.count() as i64)),
         ],
         Resp2Fields::Labelled,
     )

@@ -15,7 +15,7 @@ use crate::api::args::{Args, Parsed};
 use crate::api::events::{forks, notify_command, notify_write};
 use crate::api::keys::{Key, KeyState};
 use crate::api::replication::{replicate, replicate_verbatim, Replicated};
-use crate::api::replies::{reply_double, reply_field_values, ArrayReply, FieldValue, Resp2Fields};
+use crate::api::replies::{reply_c_fields, reply_double, ArrayReply, FieldValue, Resp2Fields};
 use crate::errors;
 use crate::stats::tracked;
 use crate::types::TDIGEST_TYPE;
@@ -527,18 +527,18 @@ pub fn info(ctx: &Context, args: &Args) -> RedisResult {
     let key = Key::open(ctx, args, 1, false);
     let d = settled(ctx, args, &key, 1)?;
     let int = FieldValue::Integer;
-    reply_field_values(
+    reply_c_fields(
         ctx,
         &[
-            ("Compression", int(d.compression_i64())),
-            ("Capacity", int(d.capacity() as i64)),
-            ("Merged nodes", int(d.merged_nodes() as i64)),
-            ("Unmerged nodes", int(d.unmerged_nodes() as i64)),
-            ("Merged weight", int(d.merged_weight())),
-            ("Unmerged weight", int(d.unmerged_weight())),
-            ("Observations", int(d.size())),
-            ("Total compressions", int(d.total_compressions())),
-            ("Memory usage", int(d.mem_usage() as i64)),
+            (c"Compression", int(d.compression_i64())),
+            (c"Capacity", int(d.capacity() as i64)),
+            (c"Merged nodes", int(d.merged_nodes() as i64)),
+            (c"Unmerged nodes", int(d.unmerged_nodes() as i64)),
+            (c"Merged weight", int(d.merged_weight())),
+            (c"Unmerged weight", int(d.unmerged_weight())),
+            (c"Observations", int(d.size())),
+            (c"Total compressions", int(d.total_compressions())),
+            (c"Memory usage", int(d.mem_usage() as i64)),
         ],
         Resp2Fields::Labelled,
     )

@@ -13,7 +13,7 @@ use crate::api::events::{notify_command, notify_write};
 use crate::api::keys::{Key, KeyState};
 use crate::api::replication::replicate_verbatim;
 use crate::api::replies::{
-    reply_bools, reply_field_values, reply_integers, ArrayReply, FieldValue, Resp2Fields,
+    reply_bools, reply_c_fields, reply_integers, ArrayReply, FieldValue, Resp2Fields,
 };
 use crate::errors;
 use crate::stats::tracked;
@@ -216,13 +216,13 @@ pub fn info(ctx: &Context, args: &Args) -> RedisResult {
     }
     let key = Key::open(ctx, args, 1, false);
     let topk = existing(&key)?;
-    reply_field_values(
+    reply_c_fields(
         ctx,
         &[
-            ("k", FieldValue::Integer(i64::from(topk.k()))),
-            ("width", FieldValue::Integer(i64::from(topk.width()))),
-            ("depth", FieldValue::Integer(i64::from(topk.depth()))),
-            ("decay", FieldValue::Double(topk.decay())),
+            (c"k", FieldValue::Integer(i64::from(topk.k()))),
+            (c"width", FieldValue::Integer(i64::from(topk.width()))),
+            (c"depth", FieldValue::Integer(i64::from(topk.depth()))),
+            (c"decay", FieldValue::Double(topk.decay())),
         ],
         Resp2Fields::Labelled,
     )
