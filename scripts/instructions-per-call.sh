@@ -6,12 +6,13 @@
 #
 # Starts SERVER (redis-server or valkey-server, no --enable-debug-command unless EXTRA_ARGS
 # says so) under callgrind with MODULE loaded, runs SETUP (one redis-cli command line per
-# `;`), then counts instructions only while redis-benchmark sends COMMAND N times (default
-# 20000; one connection, pipelines of 50), and prints `instructions_per_call` (the
+# `;`), then counts instructions only while `redis-cli --pipe` sends COMMAND N times (default
+# 20000; one connection), and prints `instructions_per_call` (the
 # server's work but its timer events) and `module_command` (inside the module's command). The callgrind
 # file stays in $OUT (default /tmp/ipc.<port>.out) for `callgrind_annotate --inclusive=yes`.
-# `__rand_int__` in COMMAND is a random number below 1000000 (redis-benchmark -r); WARM
-# (default COMMAND) is the command of the 500 calls sent before counting.
+# `__rand_int__` in COMMAND is a random number below 1000000, 12 digits (as redis-benchmark
+# -r writes it), the same sequence in every run (SEED, default 1); WARM (default COMMAND) is
+# the command of the 500 calls sent before counting.
 # PORT (default 17300 + a random offset) and EXTRA_ARGS (extra server arguments) tune it.
 set -euo pipefail
 server=$1 module=$2 setup=$3 command=$4 n=${5:-20000}
@@ -33,13 +34,33 @@ for line in "${lines[@]}"; do
   # shellcheck disable=SC2086
   [ -n "${line// /}" ] && redis-cli -p "$port" $line >/dev/null
 done
+# COUNT copies of COMMAND in RESP, each `__rand_int__` replaced as redis-benchmark -r does
+# (12 digits, zero-padded, below 1000000) but from awk's generator seeded with SEED: both
+# modules of a comparison get the same commands (redis-benchmark seeds from the clock,
+# and a Top-K's path — decays, expulsions — follows its items).
+commands() { # COUNT SEED COMMAND
+  awk -v n="$1" -v seed="$2" -v cmd="$3" 'BEGIN {
+    srand(seed); argc = split(cmd, args, " ")
+    for (c = 0; c < n; c++) {
+      printf "*%d\r\n", argc
+      for (a = 1; a <= argc; a++) {
+        arg = args[a]
+        while ((at = index(arg, "__rand_int__")) > 0)
+          arg = substr(arg, 1, at - 1) sprintf("%012d", int(rand() * 1000000)) substr(arg, at + 12)
+        printf "$%d\r\n%s\r\n", length(arg), arg
+      }
+    }
+  }'
+}
+work=$(mktemp -d)
+commands 500 "$((${SEED:-1} + 1))" "${WARM:-$command}" >"$work/warm"
+commands "$n" "${SEED:-1}" "$command" >"$work/run"
 # Warm up (first-call allocations, lazy bindings), then count.
-# shellcheck disable=SC2086
-redis-benchmark -p "$port" -c 1 -P 50 -n 500 -r 1000000 -q ${WARM:-$command} >/dev/null
+redis-cli -p "$port" --pipe <"$work/warm" >/dev/null
 callgrind_control -i on "$vg" >/dev/null
-# shellcheck disable=SC2086
-redis-benchmark -p "$port" -c 1 -P 50 -n "$n" -r 1000000 -q $command >/dev/null
+redis-cli -p "$port" --pipe <"$work/run" >/dev/null
 callgrind_control -i off "$vg" >/dev/null
+rm -rf "$work"
 redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
 wait $vg 2>/dev/null || true
 trap - EXIT

@@ -18,6 +18,71 @@ pub fn murmur2_32(bytes: &[u8], seed: u32) -> u32 {
     murmur2::murmur2(bytes, seed)
 }
 
+/// MurmurHash2's multiplier and shift.
+const M2: u32 = 0x5bd1_e995;
+const R2: u32 = 24;
+
+/// How long an item [`Murmur2Item`] prepares may be (longer ones are hashed per seed).
+const PREPARED_BLOCKS: usize = 16;
+
+/// An item hashed with 32-bit MurmurHash2 under several seeds (a Top-K's or a Count-Min
+/// sketch's rows): each 4-byte block's mixing (`k *= m; k ^= k >> 24; k *= m`) and the
+/// tail do not depend on the seed, so they are done once, and each seed costs a
+/// multiply and a xor per block — a third of a full hash for a 10-byte item.
+pub struct Murmur2Item<'a> {
+    bytes: &'a [u8],
+    /// The mixed blocks, when the item has at most [`PREPARED_BLOCKS`] of them.
+    mixed: Option<[u32; PREPARED_BLOCKS]>,
+    blocks: usize,
+    /// The last `len % 4` bytes, little-endian, as the hash xors them in.
+    tail: u32,
+}
+
+impl<'a> Murmur2Item<'a> {
+    pub fn new(bytes: &'a [u8]) -> Self {
+        let blocks = bytes.len() / 4;
+        let rest = &bytes[blocks * 4..];
+        let tail = rest
+            .iter()
+            .enumerate()
+            .fold(0u32, |t, (i, &b)| t | u32::from(b) << (8 * i));
+        let mixed = (blocks <= PREPARED_BLOCKS).then(|| {
+            let mut mixed = [0u32; PREPARED_BLOCKS];
+            for (m, chunk) in mixed.iter_mut().zip(bytes.chunks_exact(4)) {
+                let mut k = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+                k = k.wrapping_mul(M2);
+                k ^= k >> R2;
+                *m = k.wrapping_mul(M2);
+            }
+            mixed
+        });
+        Murmur2Item {
+            bytes,
+            mixed,
+            blocks,
+            tail,
+        }
+    }
+
+    /// [`murmur2_32`] of the item with `seed`.
+    #[inline]
+    pub fn hash(&self, seed: u32) -> u32 {
+        let Some(mixed) = &self.mixed else {
+            return murmur2_32(self.bytes, seed);
+        };
+        let mut h = seed ^ self.bytes.len() as u32;
+        for &k in &mixed[..self.blocks] {
+            h = h.wrapping_mul(M2) ^ k;
+        }
+        if !self.bytes.len().is_multiple_of(4) {
+            h = (h ^ self.tail).wrapping_mul(M2);
+        }
+        h ^= h >> 13;
+        h = h.wrapping_mul(M2);
+        h ^ (h >> 15)
+    }
+}
+
 /// The pair (a, b) from which a Bloom filter derives every bit position of an item:
 /// position i is `(a + i·b) mod M`. Computed once per item per command. A plain value:
 /// public fields, any values are safe (every position is reduced modulo the bit count).
@@ -130,6 +195,24 @@ mod tests {
             0x9cc85bc8,
         ),
     ];
+
+    #[test]
+    fn a_prepared_item_hashes_as_murmur2_under_every_seed() {
+        let bytes: Vec<u8> = (0..90u32)
+            .map(|i| (i * 37 + 11) as u8 | (0x80 * (i as u8 & 1)))
+            .collect();
+        for len in 0..bytes.len() {
+            let item = &bytes[..len];
+            let prepared = Murmur2Item::new(item);
+            for seed in (0..12).chain([0x9747_b28c, u32::MAX, 1919]) {
+                assert_eq!(
+                    prepared.hash(seed),
+                    murmur2_32(item, seed),
+                    "len {len} seed {seed}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn murmur_vectors_match_redisbloom() {

@@ -11,6 +11,12 @@ pub fn is_trusted(ctx: &Context) -> bool {
         .intersects(ContextFlags::REPLICATED | ContextFlags::LOADING)
 }
 
+/// Replicates the running command as received (`RedisModule_ReplicateVerbatim`, without
+/// the redis-module crate's wrapper).
+pub fn replicate_verbatim(ctx: &Context) {
+    unsafe { raw::RedisModule_ReplicateVerbatim.unwrap()(ctx.ctx) };
+}
+
 /// Logs a write from the master or the AOF that this server could not apply: the data
 /// sets now differ, which must not go unnoticed.
 pub fn log_divergence(ctx: &Context, args: &Args, error: &str) {

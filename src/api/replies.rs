@@ -2,7 +2,7 @@
 //! clients.
 
 use redis_module::{raw, Context, RedisResult, RedisValue};
-use std::ffi::{c_char, c_int, CString};
+use std::ffi::{c_char, c_int, CStr, CString};
 
 /// Which RESP3 types a command's reply may use. RedisBloom 2.6+ answers a client that said
 /// `HELLO 3` with booleans, maps and nulls, and every other client with 2.4.20's RESP2
@@ -49,6 +49,17 @@ fn put_double(ctx: &Context, value: f64) {
 /// instructions, as much as the reply itself).
 fn with_c_string(bytes: &[u8], f: impl FnOnce(*const c_char)) {
     let bytes = &bytes[..bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len())];
+    with_nul_free(bytes, f);
+}
+
+/// [`with_c_string`] for bytes known to hold no NUL.
+fn with_nul_free(bytes: &[u8], f: impl FnOnce(*const c_char)) {
+    // A short item (most are) has a short buffer to clear.
+    if bytes.len() < 32 {
+        let mut buffer = [0u8; 32];
+        buffer[..bytes.len()].copy_from_slice(bytes);
+        return f(buffer.as_ptr().cast());
+    }
     let mut buffer = [0u8; 128];
     if bytes.len() < buffer.len() {
         buffer[..bytes.len()].copy_from_slice(bytes);
@@ -56,6 +67,30 @@ fn with_c_string(bytes: &[u8], f: impl FnOnce(*const c_char)) {
     } else {
         f(CString::new(bytes).unwrap_or_default().as_ptr());
     }
+}
+
+/// Whether `bytes` can be a simple string: no NUL, CR or LF. Eight bytes at a time (a
+/// word holds one of them when `word ^ that byte repeated` has a zero byte: the classic
+/// test `(x - 0x01…01) & !x & 0x80…80`), where a loop over the bytes was three
+/// comparisons per byte.
+fn fits_simple_string(bytes: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS != 0;
+    let mut words = bytes.chunks_exact(8);
+    for word in &mut words {
+        let x = u64::from_le_bytes(word.try_into().unwrap_or_default());
+        if has_zero(x)
+            || has_zero(x ^ (ONES * u64::from(b'\r')))
+            || has_zero(x ^ (ONES * u64::from(b'\n')))
+        {
+            return false;
+        }
+    }
+    !words
+        .remainder()
+        .iter()
+        .any(|&b| matches!(b, 0 | b'\r' | b'\n'))
 }
 
 /// Replies with the simple string `+text` (`OK`, ...), without allocating (`OK`, every
@@ -175,10 +210,9 @@ impl<'c> ArrayReply<'c> {
     /// (RedisBloom cuts the item at its NUL, or breaks the protocol): then a bulk string;
     /// for a RESP3 client a bulk string, as RedisBloom 2.6 replies.
     pub fn item(&mut self, item: &[u8]) {
-        let simple =
-            !item.iter().any(|&b| matches!(b, 0 | b'\r' | b'\n')) && !self.protocol().resp3;
+        let simple = fits_simple_string(item) && !self.protocol().resp3;
         if simple {
-            with_c_string(item, |text| unsafe {
+            with_nul_free(item, |text| unsafe {
                 raw::RedisModule_ReplyWithSimpleString.unwrap()(self.ctx.ctx, text);
             });
         } else {
@@ -272,19 +306,68 @@ pub fn reply_field_values(
     fields: &[(&'static str, FieldValue)],
     resp2: Resp2Fields,
 ) -> RedisResult {
-    let protocol = Protocol::of(ctx);
-    let len = fields.len() as std::os::raw::c_long;
-    let labels = protocol.maps || resp2 == Resp2Fields::Labelled;
-    unsafe {
-        match raw::RedisModule_ReplyWithMap {
-            Some(reply_map) if protocol.maps => reply_map(ctx.ctx, len),
-            _ if labels => raw::RedisModule_ReplyWithArray.unwrap()(ctx.ctx, 2 * len),
-            _ => raw::RedisModule_ReplyWithArray.unwrap()(ctx.ctx, len),
-        };
+    reply_labelled(ctx, fields, resp2)
+}
+
+/// [`reply_field_values`] with labels that are C strings already (`c"width"`): replied
+/// as they are, where a `&str` label is copied into a C string first (~100 instructions
+/// a label, most of a sketch's INFO reply besides the server's own work).
+pub fn reply_c_fields(
+    ctx: &Context,
+    fields: &[(&'static CStr, FieldValue)],
+    resp2: Resp2Fields,
+) -> RedisResult {
+    reply_labelled(ctx, fields, resp2)
+}
+
+/// A label of an INFO-style reply.
+trait Label: Copy {
+    fn put(self, ctx: &Context);
+}
+
+impl Label for &'static str {
+    fn put(self, ctx: &Context) {
+        put_simple_string(ctx, self);
     }
+}
+
+impl Label for &'static CStr {
+    fn put(self, ctx: &Context) {
+        unsafe { raw::RedisModule_ReplyWithSimpleString.unwrap()(ctx.ctx, self.as_ptr()) };
+    }
+}
+
+fn reply_labelled<L: Label>(
+    ctx: &Context,
+    fields: &[(L, FieldValue)],
+    resp2: Resp2Fields,
+) -> RedisResult {
+    let len = fields.len() as std::os::raw::c_long;
+    let reply_map = unsafe { raw::RedisModule_ReplyWithMap };
+    let labels = match (resp2, reply_map) {
+        // The server's map reply is already what each protocol wants here: a map for a
+        // RESP3 client, the flat array of 2 × len for a RESP2 one. The client's protocol
+        // is not looked up (`RedisModule_GetContextFlags`, ~130 instructions).
+        (Resp2Fields::Labelled, Some(reply_map)) => {
+            unsafe { reply_map(ctx.ctx, len) };
+            true
+        }
+        _ => {
+            let protocol = Protocol::of(ctx);
+            let labels = protocol.maps || resp2 == Resp2Fields::Labelled;
+            unsafe {
+                match reply_map {
+                    Some(reply_map) if protocol.maps => reply_map(ctx.ctx, len),
+                    _ if labels => raw::RedisModule_ReplyWithArray.unwrap()(ctx.ctx, 2 * len),
+                    _ => raw::RedisModule_ReplyWithArray.unwrap()(ctx.ctx, len),
+                };
+            }
+            labels
+        }
+    };
     for &(label, value) in fields {
         if labels {
-            put_simple_string(ctx, label);
+            label.put(ctx);
         }
         match value {
             FieldValue::Integer(value) => put_integer(ctx, value),
@@ -296,4 +379,29 @@ pub fn reply_field_values(
         }
     }
     Ok(RedisValue::NoReply)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fits_simple_string;
+
+    #[test]
+    fn simple_strings_hold_no_nul_cr_or_lf_wherever_they_are() {
+        assert!(fits_simple_string(b""));
+        assert!(fits_simple_string(b"i1:000000840187"));
+        let text: Vec<u8> = (1..=40u8).map(|i| b'a' + i % 26).collect();
+        assert!(fits_simple_string(&text));
+        for bad in [0u8, b'\r', b'\n'] {
+            for at in 0..text.len() {
+                let mut with = text.clone();
+                with[at] = bad;
+                assert!(!fits_simple_string(&with), "{bad} at {at}");
+                assert!(!fits_simple_string(&with[..=at]), "{bad} ending {at}");
+            }
+        }
+        // Bytes next to the three (0x01, 0x0b, 0x0c, 0x0e, 0x80, 0xff) are fine.
+        assert!(fits_simple_string(&[
+            1, 11, 12, 14, 0x80, 0xff, 9, 0x8d, 0x8a, 2
+        ]));
+    }
 }

@@ -5,9 +5,10 @@
 //! with its own floating point).
 
 use crate::api::args::Args;
-use crate::api::events::notify_write;
+use crate::api::events::{notify_command, notify_write};
 use crate::api::keys::{Key, KeyState};
-use crate::api::replies::{reply_fields, reply_integers, ArrayReply, Resp2Fields};
+use crate::api::replication::replicate_verbatim;
+use crate::api::replies::{reply_c_fields, reply_integers, ArrayReply, FieldValue, Resp2Fields};
 use crate::errors;
 use crate::stats::tracked;
 use crate::types::CMS_TYPE;
@@ -102,7 +103,6 @@ pub fn incrby(ctx: &Context, args: &Args) -> RedisResult {
         }
         Ok(value as u64)
     })?;
-    let mut write = Write::new(ctx, args);
     let mut reply = ArrayReply::with_len(ctx, pairs);
     tracked(cms, |cms| {
         for (pair, &value) in increments.iter().enumerate() {
@@ -112,9 +112,9 @@ pub fn incrby(ctx: &Context, args: &Args) -> RedisResult {
             }
         }
     });
-    write.as_received();
-    drop(write);
-    notify_write(ctx, args);
+    // Every increment was applied: the command as received is the effect.
+    replicate_verbatim(ctx);
+    notify_command(ctx, c"cms.incrby", args);
     reply.finish()
 }
 
@@ -217,13 +217,13 @@ pub fn info(ctx: &Context, args: &Args) -> RedisResult {
     }
     let key = Key::open(ctx, args, 1, false);
     let cms = existing(&key)?;
-    reply_fields(
+    reply_c_fields(
         ctx,
         &[
-            ("width", Some(cms.width() as i64)),
-            ("depth", Some(cms.depth() as i64)),
+            (c"width", FieldValue::Integer(cms.width() as i64)),
+            (c"depth", FieldValue::Integer(cms.depth() as i64)),
             // An unsigned 64-bit sum, replied as RedisBloom does: its bits as an i64.
-            ("count", Some(cms.count() as i64)),
+            (c"count", FieldValue::Integer(cms.count() as i64)),
         ],
         Resp2Fields::Labelled,
     )

@@ -144,7 +144,7 @@ pub fn commands() -> Vec<Command> {
         ),
         read(
             "tdigest.revrank",
-            command_entry!(handlers::rank),
+            command_entry!(handlers::revrank),
             -3,
             "Returns, for each input value (floating-point), the estimated reverse rank of the \
              value (the number of observations in the sketch that are larger than the value + \
@@ -161,7 +161,7 @@ pub fn commands() -> Vec<Command> {
         ),
         read(
             "tdigest.byrevrank",
-            command_entry!(handlers::by_rank),
+            command_entry!(handlers::by_revrank),
             -3,
             "Returns, for each input reverse rank, an estimation of the value (floating-point) \
              with that reverse rank",

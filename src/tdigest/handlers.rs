@@ -12,12 +12,10 @@
 //! digest as its master has it.
 
 use crate::api::args::{Args, Parsed};
-use crate::api::events::{forks, notify_write};
+use crate::api::events::{forks, notify_command, notify_write};
 use crate::api::keys::{Key, KeyState};
-use crate::api::replication::{replicate, Replicated};
-use crate::api::replies::{
-    reply_double, reply_field_values, reply_integers, ArrayReply, FieldValue, Resp2Fields,
-};
+use crate::api::replication::{replicate, replicate_verbatim, Replicated};
+use crate::api::replies::{reply_c_fields, reply_double, ArrayReply, FieldValue, Resp2Fields};
 use crate::errors;
 use crate::stats::tracked;
 use crate::types::TDIGEST_TYPE;
@@ -71,20 +69,30 @@ fn settled<'k>(
     key: &'k Key,
     i: usize,
 ) -> Result<&'k mut TDigest, RedisError> {
-    let digest = existing(key)?;
+    Ok(settle(ctx, args, i, existing(key)?))
+}
+
+/// [`settled`] for a digest already looked up. The server is asked whether the command
+/// acts as a master only when a merge is due (`RedisModule_GetContextFlags` is ~115
+/// instructions, a twentieth of a single TDIGEST.ADD's).
+#[inline]
+fn settle<'d>(ctx: &Context, args: &Args, i: usize, digest: &'d mut TDigest) -> &'d mut TDigest {
     let due = digest.take_merge_due();
     let forks = forks();
     let forked = digest.stamp() != forks;
     digest.set_stamp(forks);
-    if digest.has_unmerged() && acts_as_master(ctx) {
-        // RedisBloom merged (for a buffer that cannot merge: sorted) the digest at each
-        // save; a fork child's save does not change its parent's digest, whose buffer
-        // this merges only if it can (for replicas, which load the merged one).
-        let merges = if due > 0 {
-            due
-        } else {
-            u32::from(forked && digest.merge_empties_buffer())
-        };
+    if !digest.has_unmerged() {
+        return digest;
+    }
+    // RedisBloom merged (for a buffer that cannot merge: sorted) the digest at each
+    // save; a fork child's save does not change its parent's digest, whose buffer
+    // this merges only if it can (for replicas, which load the merged one).
+    let merges = if due > 0 {
+        due
+    } else {
+        u32::from(forked && digest.merge_empties_buffer())
+    };
+    if merges > 0 && acts_as_master(ctx) {
         for _ in 0..merges {
             if !digest.has_unmerged() {
                 break;
@@ -92,7 +100,7 @@ fn settled<'k>(
             merge_and_replicate(ctx, args, i, digest);
         }
     }
-    Ok(digest)
+    digest
 }
 
 /// A compression argument: a positive integer.
@@ -162,54 +170,58 @@ pub fn reset(ctx: &Context, args: &Args) -> RedisResult {
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
 
-/// The key of a command taking one or more values from argument 2 on (opened for writing
-/// when `write`), and its values: the arity first, then the key (it must hold a digest),
-/// then each value through `parse`, in order (RedisBloom's order of checks).
-fn key_and_values<T: Copy + Default>(
+/// Runs a command taking one or more values from argument 2 on with the digest of its
+/// key (opened for writing when `write`) and its values: the arity first, then the key
+/// (it must hold a digest), then each value through `parse`, in order (RedisBloom's
+/// order of checks). The key is looked up once.
+fn with_digest_and_values<T: Copy + Default>(
     ctx: &Context,
     args: &Args,
     write: bool,
     parse: impl Fn(usize) -> Result<T, RedisError>,
-) -> Result<(Key, Parsed<T>), RedisError> {
+    run: impl FnOnce(&mut TDigest, Parsed<T>) -> RedisResult,
+) -> RedisResult {
     if args.len() < 3 {
         return Err(RedisError::WrongArity);
     }
     let key = Key::open(ctx, args, 1, write);
-    existing(&key)?;
+    let digest = existing(&key)?;
     let values = args.parse_each(2..args.len(), parse)?;
-    Ok((key, values))
+    run(digest, values)
 }
 
 /// TDIGEST.ADD key value [value ...]: every value is parsed and checked before any is
 /// added. An overflow stops the adds there (those before it stay, as in RedisBloom).
 pub fn add(ctx: &Context, args: &Args) -> RedisResult {
-    let (key, values) = key_and_values(ctx, args, true, |i| {
+    let parse = |i| {
         let value = args.double(i).ok_or(error(errors::TD_PARSE_VAL))?;
         if !value.is_finite() {
             return Err(error(errors::TD_VAL_NOT_FINITE));
         }
         Ok(value)
-    })?;
-    let digest = settled(ctx, args, &key, 1)?;
-    let added = tracked(digest, |digest| {
-        values
-            .iter()
-            .take_while(|&&value| digest.add(value, 1).is_ok())
-            .count()
-    });
-    if added == values.len() {
-        ctx.replicate_verbatim();
-    } else if added > 0 {
-        let parts: Vec<Replicated> = (1..2 + added).map(Replicated::Arg).collect();
-        replicate(ctx, args, "TDIGEST.ADD", &parts);
-    }
-    if added > 0 {
-        notify_write(ctx, args);
-    }
-    if added < values.len() {
-        return Err(error(errors::TD_OVERFLOW));
-    }
-    Ok(RedisValue::SimpleStringStatic("OK"))
+    };
+    with_digest_and_values(ctx, args, true, parse, |digest, values| {
+        let digest = settle(ctx, args, 1, digest);
+        let added = tracked(digest, |digest| {
+            values
+                .iter()
+                .take_while(|&&value| digest.add(value, 1).is_ok())
+                .count()
+        });
+        if added == values.len() {
+            replicate_verbatim(ctx);
+        } else if added > 0 {
+            let parts: Vec<Replicated> = (1..2 + added).map(Replicated::Arg).collect();
+            replicate(ctx, args, "TDIGEST.ADD", &parts);
+        }
+        if added > 0 {
+            notify_command(ctx, c"tdigest.add", args);
+        }
+        if added < values.len() {
+            return Err(error(errors::TD_OVERFLOW));
+        }
+        Ok(RedisValue::SimpleStringStatic("OK"))
+    })
 }
 
 /// Compresses the digest in `args[i]` in place (a MERGE source or destination).
@@ -355,24 +367,24 @@ impl DerefMut for Reading<'_> {
 fn reading<'k>(
     ctx: &Context,
     args: &Args,
-    key: &'k Key,
+    digest: &'k mut TDigest,
     merges: impl FnOnce(&TDigest) -> bool,
-) -> Result<Reading<'k>, RedisError> {
-    let digest = settled(ctx, args, key, 1)?;
+) -> Reading<'k> {
+    let digest = settle(ctx, args, 1, digest);
     // A buffer that cannot merge is only sorted, by each of the query's own merges, as
     // in RedisBloom (a merge here would sort it once more).
     if !digest.has_unmerged() || !merges(digest) || !digest.merge_empties_buffer() {
-        return Ok(Reading::Stored(digest));
+        return Reading::Stored(digest);
     }
     let flags = ctx.get_flags();
     let from_source = flags.intersects(ContextFlags::REPLICATED | ContextFlags::LOADING);
     if flags.contains(ContextFlags::SLAVE) && !from_source {
         let mut copy = Box::new(digest.clone());
         let _ = copy.compress();
-        return Ok(Reading::Copy(copy));
+        return Reading::Copy(copy);
     }
     merge_and_replicate(ctx, args, 1, digest);
-    Ok(Reading::Stored(digest))
+    Reading::Stored(digest)
 }
 
 /// TDIGEST.MIN key / TDIGEST.MAX key: NaN when empty.
@@ -398,36 +410,33 @@ pub fn max(ctx: &Context, args: &Args) -> RedisResult {
     extreme(ctx, args, true)
 }
 
-fn reply_doubles(ctx: &Context, values: &[f64]) -> RedisResult {
-    let mut reply = ArrayReply::with_len(ctx, values.len());
-    values.iter().for_each(|&v| reply.double(v));
-    reply.finish()
-}
-
 /// TDIGEST.QUANTILE key q [q ...]: each ascending run of quantiles in one walk, as
 /// RedisBloom groups them (the walk's state carries over within a run).
 pub fn quantile(ctx: &Context, args: &Args) -> RedisResult {
-    let (key, qs) = key_and_values(ctx, args, false, |i| {
+    let parse = |i| {
         let q = args.double(i).ok_or(error(errors::TD_PARSE_QUANTILE))?;
         if !(0.0..=1.0).contains(&q) {
             return Err(error(errors::TD_QUANTILE_RANGE));
         }
         Ok(q)
-    })?;
-    let mut digest = reading(ctx, args, &key, |_| true)?;
-    let mut reply = ArrayReply::with_len(ctx, qs.len());
-    digest.quantiles_by_runs_each(&qs, |v| reply.double(v));
-    reply.finish()
+    };
+    with_digest_and_values(ctx, args, false, parse, |digest, qs| {
+        let mut digest = reading(ctx, args, digest, |_| true);
+        let mut reply = ArrayReply::with_len(ctx, qs.len());
+        digest.quantiles_by_runs_each(&qs, |v| reply.double(v));
+        reply.finish()
+    })
 }
 
 /// TDIGEST.CDF key value [value ...]
 pub fn cdf(ctx: &Context, args: &Args) -> RedisResult {
-    let (key, vals) = key_and_values(ctx, args, false, |i| {
-        args.double(i).ok_or(error(errors::TD_PARSE_CDF))
-    })?;
-    let mut digest = reading(ctx, args, &key, |_| true)?;
-    let values: Vec<f64> = vals.iter().map(|&v| digest.cdf(v)).collect();
-    reply_doubles(ctx, &values)
+    let parse = |i| args.double(i).ok_or(error(errors::TD_PARSE_CDF));
+    with_digest_and_values(ctx, args, false, parse, |digest, vals| {
+        let mut digest = reading(ctx, args, digest, |_| true);
+        let mut reply = ArrayReply::with_len(ctx, vals.len());
+        vals.iter().for_each(|&v| reply.double(digest.cdf(v)));
+        reply.finish()
+    })
 }
 
 /// TDIGEST.TRIMMED_MEAN key low high
@@ -436,7 +445,7 @@ pub fn trimmed_mean(ctx: &Context, args: &Args) -> RedisResult {
         return Err(RedisError::WrongArity);
     }
     let key = Key::open(ctx, args, 1, false);
-    existing(&key)?;
+    let digest = existing(&key)?;
     let low = args.double(2).ok_or(error(errors::TD_PARSE_LOW_CUT))?;
     let high = args.double(3).ok_or(error(errors::TD_PARSE_HIGH_CUT))?;
     if !(0.0..=1.0).contains(&low) || !(0.0..=1.0).contains(&high) {
@@ -445,56 +454,69 @@ pub fn trimmed_mean(ctx: &Context, args: &Args) -> RedisResult {
     if low >= high {
         return Err(error(errors::TD_CUTS_ORDER));
     }
-    let mut digest = reading(ctx, args, &key, |_| true)?;
+    let mut digest = reading(ctx, args, digest, |_| true);
     reply_double(ctx, digest.trimmed_mean(low, high))
-}
-
-/// REVRANK and BYREVRANK: the command's name ends so.
-fn is_reverse(args: &Args) -> bool {
-    args.bytes(0).to_ascii_lowercase().ends_with(b"revrank")
 }
 
 /// TDIGEST.RANK / REVRANK key value [value ...]: the CDF (which merges the buffer) is
 /// consulted only for values within the observed range of a non-empty digest.
 pub fn rank(ctx: &Context, args: &Args) -> RedisResult {
-    let (key, vals) = key_and_values(ctx, args, false, |i| {
-        args.double(i).ok_or(error(errors::TD_PARSE_VALUE))
-    })?;
-    let reverse = is_reverse(args);
-    // RedisBloom reads the size before the CDF merges the buffer.
-    let mut size_before = None;
-    let in_range = |d: &TDigest| {
-        size_before = Some(d.size());
-        d.size() != 0 && vals.iter().any(|&v| v >= d.min() && v <= d.max())
-    };
-    let mut digest = reading(ctx, args, &key, in_range)?;
-    let size = size_before.unwrap_or(digest.size());
-    let ranks = digest.ranks_at_size(size, &vals, reverse);
-    reply_integers(ctx, ranks.into_iter())
+    ranks(ctx, args, false)
+}
+
+pub fn revrank(ctx: &Context, args: &Args) -> RedisResult {
+    ranks(ctx, args, true)
+}
+
+fn ranks(ctx: &Context, args: &Args, reverse: bool) -> RedisResult {
+    let parse = |i| args.double(i).ok_or(error(errors::TD_PARSE_VALUE));
+    with_digest_and_values(ctx, args, false, parse, |digest, vals| {
+        // RedisBloom reads the size before the CDF merges the buffer.
+        let mut size_before = None;
+        let in_range = |d: &TDigest| {
+            size_before = Some(d.size());
+            d.size() != 0 && vals.iter().any(|&v| v >= d.min() && v <= d.max())
+        };
+        let mut digest = reading(ctx, args, digest, in_range);
+        let size = size_before.unwrap_or(digest.size());
+        let mut reply = ArrayReply::with_len(ctx, vals.len());
+        digest.ranks_at_size_each(size, &vals, reverse, |r| reply.integer(r));
+        reply.finish()
+    })
 }
 
 /// TDIGEST.BYRANK / BYREVRANK key rank [rank ...]: the quantile (which merges the
 /// buffer) is consulted only for ranks strictly between 0 and the size.
 pub fn by_rank(ctx: &Context, args: &Args) -> RedisResult {
-    let (key, ranks) = key_and_values(ctx, args, false, |i| {
+    by_ranks(ctx, args, false)
+}
+
+pub fn by_revrank(ctx: &Context, args: &Args) -> RedisResult {
+    by_ranks(ctx, args, true)
+}
+
+fn by_ranks(ctx: &Context, args: &Args, reverse: bool) -> RedisResult {
+    let parse = |i| {
         let rank = args.integer(i).ok_or(error(errors::TD_PARSE_RANK))?;
         if rank < 0 {
             return Err(error(errors::TD_RANK_NEGATIVE));
         }
         Ok(rank)
-    })?;
-    let reverse = is_reverse(args);
-    // RedisBloom reads the size before the quantile merges the buffer.
-    let mut size_before = None;
-    let inside = |d: &TDigest| {
-        size_before = Some(d.size());
-        let size = d.size() as f64;
-        size != 0.0 && ranks.iter().any(|&r| r != 0 && (r as f64) < size)
     };
-    let mut digest = reading(ctx, args, &key, inside)?;
-    let size = size_before.unwrap_or(digest.size());
-    let values = digest.by_ranks_at_size(size, &ranks, reverse);
-    reply_doubles(ctx, &values)
+    with_digest_and_values(ctx, args, false, parse, |digest, ranks| {
+        // RedisBloom reads the size before the quantile merges the buffer.
+        let mut size_before = None;
+        let inside = |d: &TDigest| {
+            size_before = Some(d.size());
+            let size = d.size() as f64;
+            size != 0.0 && ranks.iter().any(|&r| r != 0 && (r as f64) < size)
+        };
+        let mut digest = reading(ctx, args, digest, inside);
+        let size = size_before.unwrap_or(digest.size());
+        let mut reply = ArrayReply::with_len(ctx, ranks.len());
+        digest.by_ranks_at_size_each(size, &ranks, reverse, |v| reply.double(v));
+        reply.finish()
+    })
 }
 
 /// TDIGEST.INFO key (RESP3: a map).
@@ -505,18 +527,18 @@ pub fn info(ctx: &Context, args: &Args) -> RedisResult {
     let key = Key::open(ctx, args, 1, false);
     let d = settled(ctx, args, &key, 1)?;
     let int = FieldValue::Integer;
-    reply_field_values(
+    reply_c_fields(
         ctx,
         &[
-            ("Compression", int(d.compression_i64())),
-            ("Capacity", int(d.capacity() as i64)),
-            ("Merged nodes", int(d.merged_nodes() as i64)),
-            ("Unmerged nodes", int(d.unmerged_nodes() as i64)),
-            ("Merged weight", int(d.merged_weight())),
-            ("Unmerged weight", int(d.unmerged_weight())),
-            ("Observations", int(d.size())),
-            ("Total compressions", int(d.total_compressions())),
-            ("Memory usage", int(d.mem_usage() as i64)),
+            (c"Compression", int(d.compression_i64())),
+            (c"Capacity", int(d.capacity() as i64)),
+            (c"Merged nodes", int(d.merged_nodes() as i64)),
+            (c"Unmerged nodes", int(d.unmerged_nodes() as i64)),
+            (c"Merged weight", int(d.merged_weight())),
+            (c"Unmerged weight", int(d.unmerged_weight())),
+            (c"Observations", int(d.size())),
+            (c"Total compressions", int(d.total_compressions())),
+            (c"Memory usage", int(d.mem_usage() as i64)),
         ],
         Resp2Fields::Labelled,
     )

@@ -9,10 +9,11 @@
 //! array, add the pairs before it and send one error in place of the rest).
 
 use crate::api::args::Args;
-use crate::api::events::notify_write;
+use crate::api::events::{notify_command, notify_write};
 use crate::api::keys::{Key, KeyState};
+use crate::api::replication::replicate_verbatim;
 use crate::api::replies::{
-    reply_bools, reply_field_values, reply_integers, ArrayReply, FieldValue, Resp2Fields,
+    reply_bools, reply_c_fields, reply_integers, ArrayReply, FieldValue, Resp2Fields,
 };
 use crate::errors;
 use crate::stats::tracked;
@@ -22,6 +23,7 @@ use redbloom_core::topk::{
     valid_decay, TopK, TopKError, DEFAULT_DECAY, DEFAULT_DEPTH, DEFAULT_WIDTH, MAX_INCREMENT,
 };
 use redis_module::{Context, RedisError, RedisResult, RedisValue};
+use std::ffi::CStr;
 
 fn error(text: &'static str) -> RedisError {
     RedisError::Str(text)
@@ -84,26 +86,31 @@ pub fn reserve(ctx: &Context, args: &Args) -> RedisResult {
 }
 
 /// Replies with what [`TopK::add`] expelled: the item, or null.
-fn expelled(reply: &mut ArrayReply, item: Option<Box<[u8]>>) {
+fn expelled(reply: &mut ArrayReply, item: Option<&[u8]>) {
     match item {
-        Some(item) => reply.item(&item),
+        Some(item) => reply.item(item),
         None => reply.null(),
     }
 }
 
 /// Applies `(argument of the item, increment)` pairs to the Top-K of `args[1]` and
-/// replies with an array of what each expelled; replicated as received.
-fn apply(ctx: &Context, args: &Args, topk: &mut TopK, pairs: &[(usize, u32)]) -> RedisResult {
-    let mut write = Write::new(ctx, args);
+/// replies with an array of what each expelled; replicated as received, published as
+/// `event`.
+fn apply(
+    ctx: &Context,
+    args: &Args,
+    topk: &mut TopK,
+    pairs: &[(usize, u32)],
+    event: &CStr,
+) -> RedisResult {
     let mut reply = ArrayReply::with_len(ctx, pairs.len());
     tracked(topk, |topk| {
         for &(at, increment) in pairs {
-            expelled(&mut reply, topk.add(args.bytes(at), increment));
+            topk.add_then(args.bytes(at), increment, |item| expelled(&mut reply, item));
         }
     });
-    write.as_received();
-    drop(write);
-    notify_write(ctx, args);
+    replicate_verbatim(ctx);
+    notify_command(ctx, event, args);
     reply.finish()
 }
 
@@ -115,7 +122,7 @@ pub fn add(ctx: &Context, args: &Args) -> RedisResult {
     let key = Key::open(ctx, args, 1, true);
     let topk = existing(&key)?;
     let pairs = args.parse_each(2..args.len(), |at| Ok::<_, RedisError>((at, 1)))?;
-    apply(ctx, args, topk, &pairs)
+    apply(ctx, args, topk, &pairs, c"topk.add")
 }
 
 /// TOPK.INCRBY key item increment [item increment ...]: every increment (an integer in
@@ -135,7 +142,7 @@ pub fn incrby(ctx: &Context, args: &Args) -> RedisResult {
             .map(|v| (at, v))
             .ok_or(error(errors::TOPK_INVALID_INCREMENT))
     })?;
-    apply(ctx, args, topk, &pairs)
+    apply(ctx, args, topk, &pairs, c"topk.incrby")
 }
 
 /// TOPK.QUERY key item [item ...] (RESP3: booleans).
@@ -209,13 +216,13 @@ pub fn info(ctx: &Context, args: &Args) -> RedisResult {
     }
     let key = Key::open(ctx, args, 1, false);
     let topk = existing(&key)?;
-    reply_field_values(
+    reply_c_fields(
         ctx,
         &[
-            ("k", FieldValue::Integer(i64::from(topk.k()))),
-            ("width", FieldValue::Integer(i64::from(topk.width()))),
-            ("depth", FieldValue::Integer(i64::from(topk.depth()))),
-            ("decay", FieldValue::Double(topk.decay())),
+            (c"k", FieldValue::Integer(i64::from(topk.k()))),
+            (c"width", FieldValue::Integer(i64::from(topk.width()))),
+            (c"depth", FieldValue::Integer(i64::from(topk.depth()))),
+            (c"decay", FieldValue::Double(topk.decay())),
         ],
         Resp2Fields::Labelled,
     )

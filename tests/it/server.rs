@@ -186,6 +186,16 @@ fn every_write_publishes_a_keyspace_event() {
         "TOPK.RESERVE t 3",
         "TOPK.ADD t x y",
         "TOPK.INCRBY t z 2",
+        // Handlers of one command name their event themselves: in lower case, whatever
+        // the case the command came in.
+        "topk.Add t w",
+        "TopK.IncrBy t w 1",
+        "CMS.INITBYDIM m 10 2",
+        "CMS.INCRBY m x 1",
+        "Cms.IncrBy m y 2",
+        "TDIGEST.CREATE d",
+        "TDIGEST.ADD d 1.5",
+        "tdigest.ADD d 2 3",
     ];
     for line in writes {
         assert!(!matches!(call(&mut conn, line), Reply::Error(_)), "{line}");

@@ -15,7 +15,7 @@ pub mod rdb;
 #[cfg(test)]
 mod tests;
 
-use crate::hash::murmur2_32;
+use crate::hash::Murmur2Item;
 use crate::memory::zeroed_bytes;
 
 /// Bytes per counter.
@@ -144,9 +144,9 @@ impl CountMinSketch {
 
     /// The index of `item`'s counter in `row`.
     #[inline]
-    fn cell(&self, item: &[u8], row: u64) -> usize {
+    fn cell(&self, item: &Murmur2Item, row: u64) -> usize {
         // RedisBloom passes the row index (a size_t) as MurmurHash2's 32-bit seed.
-        let hash = murmur2_32(item, row as u32);
+        let hash = item.hash(row as u32);
         (u64::from(hash) % self.width + row * self.width) as usize
     }
 
@@ -167,9 +167,10 @@ impl CountMinSketch {
     /// the count (wrapping); returns the item's new estimate. An estimate of `u32::MAX`
     /// is what RedisBloom reports as `CMS: INCRBY overflow`.
     pub fn incr_by(&mut self, item: &[u8], value: u64) -> u32 {
+        let item = Murmur2Item::new(item);
         let mut estimate = u32::MAX;
         for row in 0..self.depth {
-            let cell = self.cell(item, row);
+            let cell = self.cell(&item, row);
             let sum = u64::from(self.get(cell)).saturating_add(value);
             let counter = u32::try_from(sum).unwrap_or(u32::MAX);
             self.set(cell, counter);
@@ -181,9 +182,10 @@ impl CountMinSketch {
 
     /// The estimate of `item`: the smallest of its counters.
     pub fn query(&self, item: &[u8]) -> u32 {
+        let item = Murmur2Item::new(item);
         let mut estimate = u32::MAX;
         for row in 0..self.depth {
-            estimate = estimate.min(self.get(self.cell(item, row)));
+            estimate = estimate.min(self.get(self.cell(&item, row)));
         }
         estimate
     }

@@ -289,6 +289,7 @@ impl TDigest {
     /// can merge it when it next uses it, where it can tell replicas. The count matters
     /// only for a buffer that cannot merge ([`merge_empties_buffer`](Self::merge_empties_buffer)),
     /// which each of RedisBloom's merges sorts once more.
+    #[inline]
     pub fn take_merge_due(&self) -> u32 {
         self.merge_due.replace(0).min(rdb::MAX_SAVES_COUNTED + 1)
     }
@@ -481,10 +482,16 @@ impl TDigest {
 
     /// Sorts and merges the buffer (t-digest-c's `td_compress`). With a total weight of
     /// at most 1 the buffer is sorted but stays unmerged, as there.
+    #[inline]
     pub fn compress(&mut self) -> Result<(), TDigestError> {
         if self.unmerged_nodes == 0 {
             return Ok(());
         }
+        self.compress_buffer()
+    }
+
+    /// [`Self::compress`] of a buffer holding samples.
+    fn compress_buffer(&mut self) -> Result<(), TDigestError> {
         let n = self.merged_nodes + self.unmerged_nodes;
         sort_centroids(&mut self.means[..n], &mut self.weights[..n]);
         let total_weight = self.merged_weight as f64 + self.unmerged_weight as f64;

@@ -275,6 +275,19 @@ impl TDigest {
     /// [`ranks`](Self::ranks) for a digest whose size was `size` before its owner merged
     /// its buffer for this query.
     pub fn ranks_at_size(&mut self, size: i64, vals: &[f64], reverse: bool) -> Vec<i64> {
+        let mut ranks = Vec::with_capacity(vals.len());
+        self.ranks_at_size_each(size, vals, reverse, |r| ranks.push(r));
+        ranks
+    }
+
+    /// [`ranks_at_size`](Self::ranks_at_size), each rank given to `each` in order.
+    pub fn ranks_at_size_each(
+        &mut self,
+        size: i64,
+        vals: &[f64],
+        reverse: bool,
+        mut each: impl FnMut(i64),
+    ) {
         let size = size as f64;
         let (min, max) = (self.min, self.max);
         let rank_of = |d: &mut TDigest, val: f64| {
@@ -301,7 +314,7 @@ impl TDigest {
                 }
             }
         };
-        vals.iter().map(|&v| c_to_i64(rank_of(self, v))).collect()
+        vals.iter().for_each(|&v| each(c_to_i64(rank_of(self, v))));
     }
 
     /// [`ranks`](Self::ranks) of one value.
@@ -320,6 +333,19 @@ impl TDigest {
     /// [`by_ranks`](Self::by_ranks) for a digest whose size was `size` before its owner
     /// merged its buffer for this query.
     pub fn by_ranks_at_size(&mut self, size: i64, ranks: &[i64], reverse: bool) -> Vec<f64> {
+        let mut values = Vec::with_capacity(ranks.len());
+        self.by_ranks_at_size_each(size, ranks, reverse, |v| values.push(v));
+        values
+    }
+
+    /// [`by_ranks_at_size`](Self::by_ranks_at_size), each value given to `each` in order.
+    pub fn by_ranks_at_size_each(
+        &mut self,
+        size: i64,
+        ranks: &[i64],
+        reverse: bool,
+        mut each: impl FnMut(f64),
+    ) {
         let size = size as f64;
         let (min, max) = (self.min, self.max);
         let value_of = |d: &mut TDigest, rank: i64| {
@@ -343,7 +369,7 @@ impl TDigest {
                 d.quantile(at / size)
             }
         };
-        ranks.iter().map(|&r| value_of(self, r)).collect()
+        ranks.iter().for_each(|&r| each(value_of(self, r)));
     }
 
     /// [`by_ranks`](Self::by_ranks) of one rank.

@@ -33,7 +33,7 @@ pub mod rdb;
 #[cfg(test)]
 mod tests;
 
-use crate::hash::murmur2_32;
+use crate::hash::{murmur2_32, Murmur2Item};
 use crate::memory::{zeroed_bytes, OutOfMemory};
 
 /// The fingerprint seed (RedisBloom's `GA`).
@@ -109,8 +109,11 @@ pub struct TopK {
     /// `k` entries, a min-heap by count (as RedisBloom keeps it).
     heap: Vec<HeapEntry>,
     /// The entries' fingerprints, in heap order: the search for an item scans these
-    /// contiguous 4 bytes per entry, not the entries.
-    fps: Vec<u32>,
+    /// contiguous 4 bytes per entry, not the entries, a block at a time.
+    fps: Vec<FpBlock>,
+    /// How many entries have a fingerprint of each low byte: an item whose fingerprint's
+    /// count is 0 is in no entry, and [`Self::find`] does not scan (most absent items).
+    fp_counts: [u32; 256],
     /// How many entries have a count other than 0 (what TOPK.LIST lists at most).
     listed: u32,
     /// The decay draw's generator state.
@@ -156,11 +159,28 @@ pub fn valid_decay(decay: f64) -> bool {
     decay > 0.0 && decay <= 1.0
 }
 
-/// The fingerprints of `heap`, or an error instead of an abort.
-fn fingerprints(heap: &[HeapEntry]) -> Result<Vec<u32>, OutOfMemory> {
+/// How many fingerprints [`TopK::find`] compares at once.
+const LANES: usize = 16;
+
+/// `LANES` fingerprints of consecutive heap entries (the last block padded with zeros,
+/// past the heap's end).
+type FpBlock = [u32; LANES];
+
+/// The index of a fingerprint in [`TopK::fp_counts`].
+#[inline]
+fn low_byte(fp: u32) -> usize {
+    (fp & 0xff) as usize
+}
+
+/// The fingerprints of `heap` in blocks, or an error instead of an abort.
+fn fingerprints(heap: &[HeapEntry]) -> Result<Vec<FpBlock>, OutOfMemory> {
+    let blocks = heap.len().div_ceil(LANES);
     let mut fps = Vec::new();
-    fps.try_reserve_exact(heap.len()).map_err(|_| OutOfMemory)?;
-    fps.extend(heap.iter().map(|e| e.fp));
+    fps.try_reserve_exact(blocks).map_err(|_| OutOfMemory)?;
+    fps.resize(blocks, [0; LANES]);
+    for (i, entry) in heap.iter().enumerate() {
+        fps[i / LANES][i % LANES] = entry.fp;
+    }
     Ok(fps)
 }
 
@@ -207,7 +227,7 @@ impl TopK {
         [k, width, depth]: [u32; 3],
         decay: f64,
         buckets: Vec<u8>,
-        (heap, fps): (Vec<HeapEntry>, Vec<u32>),
+        (heap, fps): (Vec<HeapEntry>, Vec<FpBlock>),
         rng: u64,
     ) -> Self {
         TopK {
@@ -217,6 +237,10 @@ impl TopK {
             decay,
             buckets,
             listed: heap.iter().filter(|e| e.count != 0).count() as u32,
+            fp_counts: heap.iter().fold([0; 256], |mut counts, e| {
+                counts[low_byte(e.fp)] += 1;
+                counts
+            }),
             heap,
             fps,
             rng,
@@ -328,8 +352,8 @@ impl TopK {
     /// The index of `item`'s bucket in `row` (RedisBloom computes `row × width + column`
     /// in 32 bits).
     #[inline]
-    fn bucket_of(&self, item: &[u8], row: u32) -> usize {
-        let column = murmur2_32(item, row) % self.width;
+    fn bucket_of(&self, item: &Murmur2Item, row: u32) -> usize {
+        let column = item.hash(row) % self.width;
         row.wrapping_mul(self.width).wrapping_add(column) as usize
     }
 
@@ -351,24 +375,30 @@ impl TopK {
     }
 
     /// The heap entry holding `item` (searched from the last entry, as RedisBloom does):
-    /// the fingerprints are compared 16 at a time (a loop without an early exit, which the
-    /// compiler vectorizes), the entries only where one matched.
+    /// the fingerprints are compared a block of 16 at a time (a loop without an early exit
+    /// over a fixed-size array, which the compiler vectorizes), the entries only where one
+    /// matched.
     fn find(&self, fp: u32, item: &[u8]) -> Option<usize> {
-        const LANES: usize = 16;
-        let mut end = self.fps.len();
-        for chunk in self.fps.rchunks(LANES) {
-            let start = end - chunk.len();
-            if chunk.iter().fold(false, |hit, &f| hit | (f == fp)) {
-                let found = (start..end)
-                    .rev()
-                    .find(|&i| self.fps[i] == fp && self.heap[i].is(fp, item));
+        if self.fp_counts[low_byte(fp)] == 0 {
+            return None;
+        }
+        for (b, block) in self.fps.iter().enumerate().rev() {
+            if block.iter().fold(false, |hit, &f| hit | (f == fp)) {
+                let base = b * LANES;
+                let found = (0..LANES).rev().map(|j| base + j).find(|&i| {
+                    block[i - base] == fp && self.heap.get(i).is_some_and(|e| e.is(fp, item))
+                });
                 if found.is_some() {
                     return found;
                 }
             }
-            end = start;
         }
         None
+    }
+
+    /// Sets the fingerprint of entry `at` in [`Self::fps`].
+    fn set_fp(&mut self, at: usize, fp: u32) {
+        self.fps[at / LANES][at % LANES] = fp;
     }
 
     /// Sets entry `at`'s count, keeping [`Self::listed_entries`] current.
@@ -386,7 +416,7 @@ impl TopK {
     /// RedisBloom's sift-down from `start` (its comparisons exactly: a child with an
     /// equal count still moves up on the first step).
     fn heapify_down(&mut self, start: usize) {
-        let (heap, fps) = (&mut self.heap, &mut self.fps);
+        let heap = &mut self.heap;
         let len = heap.len();
         if len < 2 || (len - 2) / 2 < start {
             return;
@@ -406,7 +436,6 @@ impl TopK {
         let mut at = start;
         loop {
             heap.swap(at, child);
-            fps.swap(at, child);
             at = child;
             if (len - 2) / 2 < child {
                 break;
@@ -416,17 +445,37 @@ impl TopK {
                 break;
             }
         }
+        // The entries moved along one path: their fingerprints follow.
+        let mut i = at;
+        loop {
+            let fp = self.heap[i].fp;
+            self.set_fp(i, fp);
+            if i == start {
+                break;
+            }
+            i = (i - 1) / 2;
+        }
     }
 
     /// Adds `item` `increment` times (TOPK.ADD: 1; TOPK.INCRBY: up to 100 000). Returns
     /// what RedisBloom replies for it: the item the heap expelled to make room, if any
     /// (`None`: no entry was replaced, or the replaced slot held no item).
     pub fn add(&mut self, item: &[u8], increment: u32) -> Option<Box<[u8]>> {
-        let fp = murmur2_32(item, FINGERPRINT_SEED);
+        let mut expelled = None;
+        self.add_then(item, increment, |item| expelled = item.map(Box::from));
+        expelled
+    }
+
+    /// [`Self::add`], handing the expelled item to `expelled` before its entry takes
+    /// `item`: an entry whose item has the new one's length keeps its allocation (no
+    /// allocation and free per expelled item).
+    pub fn add_then(&mut self, item: &[u8], increment: u32, expelled: impl FnOnce(Option<&[u8]>)) {
+        let hashed = Murmur2Item::new(item);
+        let fp = hashed.hash(FINGERPRINT_SEED);
         let heap_min = self.heap[0].count;
         let mut max_count = 0u32;
         for row in 0..self.depth {
-            let index = self.bucket_of(item, row);
+            let index = self.bucket_of(&hashed, row);
             let (bucket_fp, count) = self.bucket(index);
             if count == 0 {
                 self.set_bucket(index, fp, increment);
@@ -457,25 +506,27 @@ impl TopK {
             }
         }
         if max_count < heap_min {
-            return None;
+            return expelled(None);
         }
         if let Some(at) = self.find(fp, item) {
             // Not the larger of the two: the item's counters may have decayed.
             self.recount(at, max_count);
             self.heapify_down(at);
-            return None;
+            return expelled(None);
         }
         self.recount(0, max_count);
-        let entry = HeapEntry {
-            fp,
-            itemlen: item.len() as u32,
-            count: max_count,
-            item: Some(item.into()),
-        };
-        let expelled = std::mem::replace(&mut self.heap[0], entry).item;
-        self.fps[0] = fp;
+        let entry = &mut self.heap[0];
+        expelled(entry.item.as_deref());
+        match &mut entry.item {
+            Some(old) if old.len() == item.len() => old.copy_from_slice(item),
+            slot => *slot = Some(item.into()),
+        }
+        self.fp_counts[low_byte(entry.fp)] -= 1;
+        self.fp_counts[low_byte(fp)] += 1;
+        entry.fp = fp;
+        entry.itemlen = item.len() as u32;
+        self.set_fp(0, fp);
         self.heapify_down(0);
-        expelled
     }
 
     /// Whether `item` is in the heap (TOPK.QUERY).
@@ -488,11 +539,12 @@ impl TopK {
     /// item's fingerprint, counting only those at least the heap's minimum when the item
     /// is in the heap.
     pub fn count(&self, item: &[u8]) -> u32 {
-        let fp = murmur2_32(item, FINGERPRINT_SEED);
+        let hashed = Murmur2Item::new(item);
+        let fp = hashed.hash(FINGERPRINT_SEED);
         let heap_min = self.heap[0].count;
         let in_heap = self.find(fp, item).is_some();
         (0..self.depth)
-            .map(|row| self.bucket(self.bucket_of(item, row)))
+            .map(|row| self.bucket(self.bucket_of(&hashed, row)))
             .filter(|&(bucket_fp, count)| bucket_fp == fp && (!in_heap || count >= heap_min))
             .map(|(_, count)| count)
             .max()

@@ -369,3 +369,32 @@ proptest! {
         }
     }
 }
+
+/// The search's shortcuts (fingerprint blocks, the per-low-byte counts) against a plain
+/// scan of the heap, with items that come and go and a reused allocation when the
+/// expelled item has the new one's length.
+#[test]
+fn the_heap_search_agrees_with_a_scan_of_the_heap() {
+    let mut t = topk(37, 50, 4, 0.9);
+    let scan = |t: &TopK, item: &[u8]| {
+        let fp = crate::hash::murmur2_32(item, FINGERPRINT_SEED);
+        (0..t.heap.len()).rev().find(|&i| t.heap[i].is(fp, item))
+    };
+    for round in 0..3000u32 {
+        let item = format!("item{}", (round * 7919) % 211).into_bytes();
+        let expelled = t.add(&item, 1 + round % 3);
+        if let Some(expelled) = expelled {
+            assert!(!t.query(&expelled) || scan(&t, &expelled).is_some());
+        }
+        for probe in [item.as_slice(), b"item5", b"absent", b""] {
+            let fp = crate::hash::murmur2_32(probe, FINGERPRINT_SEED);
+            assert_eq!(t.find(fp, probe), scan(&t, probe), "round {round}");
+        }
+        let mut counts = [0u32; 256];
+        for (i, e) in t.heap.iter().enumerate() {
+            counts[low_byte(e.fp)] += 1;
+            assert_eq!(t.fps[i / LANES][i % LANES], e.fp, "fingerprint {i}");
+        }
+        assert_eq!(counts, t.fp_counts, "round {round}");
+    }
+}
