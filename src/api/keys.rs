@@ -35,12 +35,14 @@ impl Key {
         }
     }
 
+    #[inline(always)]
     pub fn state<T>(&self, of: &RedisType) -> KeyState<'_, T> {
         self.state_in(&[of])
     }
 
     /// What the key holds, as far as any of several module types whose values are all `T`
     /// in memory (BF's classic and BLOCKED types) are concerned.
+    #[inline(always)]
     pub fn state_in<T>(&self, types: &[&RedisType]) -> KeyState<'_, T> {
         if self.handle.is_null() {
             return KeyState::Empty;

@@ -12,9 +12,7 @@ use crate::api::args::Args;
 use crate::api::events::{notify_command, notify_write};
 use crate::api::keys::{Key, KeyState};
 use crate::api::replication::replicate_verbatim;
-use crate::api::replies::{
-    reply_bools, reply_c_fields, reply_integers, ArrayReply, FieldValue, Resp2Fields,
-};
+use crate::api::replies::{reply_bools, reply_integers, ArrayReply, FieldsReply};
 use crate::errors;
 use crate::stats::tracked;
 use crate::types::TOPK_TYPE;
@@ -216,14 +214,10 @@ pub fn info(ctx: &Context, args: &Args) -> RedisResult {
     }
     let key = Key::open(ctx, args, 1, false);
     let topk = existing(&key)?;
-    reply_c_fields(
-        ctx,
-        &[
-            (c"k", FieldValue::Integer(i64::from(topk.k()))),
-            (c"width", FieldValue::Integer(i64::from(topk.width()))),
-            (c"depth", FieldValue::Integer(i64::from(topk.depth()))),
-            (c"decay", FieldValue::Double(topk.decay())),
-        ],
-        Resp2Fields::Labelled,
-    )
+    let reply = FieldsReply::labelled(ctx, 4);
+    reply.integer(c"k", i64::from(topk.k()));
+    reply.integer(c"width", i64::from(topk.width()));
+    reply.integer(c"depth", i64::from(topk.depth()));
+    reply.double(c"decay", topk.decay());
+    reply.finish()
 }

@@ -294,6 +294,13 @@ impl TDigest {
         self.merge_due.replace(0).min(rdb::MAX_SAVES_COUNTED + 1)
     }
 
+    /// Whether a save wrote this digest merged since [`take_merge_due`](Self::take_merge_due)
+    /// was last asked (it would answer more than 0), without forgetting it.
+    #[inline]
+    pub fn merge_is_due(&self) -> bool {
+        self.merge_due.get() != 0
+    }
+
     /// The saves since the last use ([`take_merge_due`](Self::take_merge_due)).
     pub(crate) fn note_saved_merged(&self) -> u32 {
         let before = self.merge_due.get();
