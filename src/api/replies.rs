@@ -41,7 +41,7 @@ fn put_integer(ctx: &Context, value: i64) {
 /// A double as the server writes one (`RedisModule_ReplyWithDouble`: a bulk string of
 /// its `%.17g` form to a RESP2 client on Redis 7.0, a RESP3 double otherwise).
 fn put_double(ctx: &Context, value: f64) {
-    unsafe { raw::RedisModule_ReplyWithDouble.unwrap()(ctx.ctx, value) };
+    unsafe { super::calls::reply_with_double(ctx.ctx, value) };
 }
 
 /// Runs `f` with `bytes` as a C string (cut at a NUL byte): copied into a buffer on the
@@ -355,7 +355,7 @@ impl FieldsReply {
     pub fn double(&self, label: &'static CStr, value: f64) {
         unsafe {
             (self.label)(self.ctx, label.as_ptr());
-            raw::RedisModule_ReplyWithDouble.unwrap()(self.ctx, value);
+            super::calls::reply_with_double(self.ctx, value);
         }
     }
 
