@@ -211,6 +211,7 @@ pub fn merge(ctx: &Context, args: &Args) -> RedisResult {
 }
 
 /// CMS.INFO key: width, depth, count (RESP3: a map).
+#[inline(always)]
 pub fn info(ctx: &Context, args: &Args) -> RedisResult {
     if args.len() != 2 {
         return Err(RedisError::WrongArity);

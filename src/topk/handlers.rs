@@ -28,6 +28,7 @@ fn error(text: &'static str) -> RedisError {
 }
 
 /// The Top-K in `key`: `TopK: key does not exist` when empty, WRONGTYPE for anything else.
+#[inline(always)]
 fn existing(key: &Key) -> Result<&mut TopK, RedisError> {
     match key.state::<TopK>(&TOPK_TYPE) {
         KeyState::Ours(topk) => Ok(topk),
@@ -208,6 +209,7 @@ pub fn list(ctx: &Context, args: &Args) -> RedisResult {
 }
 
 /// TOPK.INFO key: k, width, depth, decay (RESP3: a map, the decay a double).
+#[inline(always)]
 pub fn info(ctx: &Context, args: &Args) -> RedisResult {
     if args.len() != 2 {
         return Err(RedisError::WrongArity);
