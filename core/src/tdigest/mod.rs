@@ -125,6 +125,7 @@ fn weighted_average(x1: f64, w1: f64, x2: f64, w2: f64) -> f64 {
 
 /// A double converted to `long long` as x86-64 does it (`cvttsd2si`): truncated, and
 /// `i64::MIN` for NaN and anything out of range (RedisBloom replies such ranks).
+#[inline]
 pub fn c_to_i64(x: f64) -> i64 {
     if !(-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&x) {
         i64::MIN
@@ -336,6 +337,7 @@ impl TDigest {
     }
 
     /// The compression as TDIGEST.INFO and MERGE read it (C's `(long long)` of the double).
+    #[inline]
     pub fn compression_i64(&self) -> i64 {
         c_to_i64(self.compression)
     }
