@@ -6,7 +6,8 @@
 #   scripts/instructions-compare.sh SERVER REDBLOOM_SO REFERENCE_SO [FILTER]
 #
 # Prints a markdown table; FILTER (a substring of workload names, e.g. TOPK) picks some.
-# N (default 20000) commands per single-item workload, a tenth of that for batches of 100.
+# N (default 20000) commands per single-item workload, a tenth of that for batches of 100;
+# ROUNDS (below) repeats each measurement.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 server=$1 ours=$2 reference=$3 filter=${4:-}
@@ -43,10 +44,20 @@ workloads=(
   "TOPK.LIST|TOPK.RESERVE t 10 2000 7 0.925|TOPK.ADD t i:__rand_int__|TOPK.LIST t|$n"
   "TOPK.INFO|TOPK.RESERVE t 100 2000 7 0.925|TOPK.ADD t i:__rand_int__|TOPK.INFO t|$n"
 )
+# ROUNDS (default 1) servers per module and workload, the median of each column kept: the
+# server's hash seeds are random at start (Valkey's command table, the keyspace), which
+# moves a command's figure by up to ~40 instructions from one server to the next.
+rounds=${ROUNDS:-1}
 measure() {
-  WARM=$3 scripts/instructions-per-call.sh "$server" "$1" "$2" "$4" "$5" 2>/dev/null |
-    awk '/instructions_per_call/ {print $2, $4}'
+  for _ in $(seq 1 "$rounds"); do
+    WARM=$3 scripts/instructions-per-call.sh "$server" "$1" "$2" "$4" "$5" 2>/dev/null |
+      awk '/instructions_per_call/ {print $2, $4}'
+  done >"$work/rounds"
+  middle() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+  echo "$(cut -d' ' -f1 "$work/rounds" | middle) $(cut -d' ' -f2 "$work/rounds" | middle)"
 }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
 echo "server: $("$server" --version | cut -d' ' -f1-3)"
 echo
 echo "| workload | redbloom instr/call | reference instr/call | ratio | redbloom in module | reference in module |"

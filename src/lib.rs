@@ -85,6 +85,10 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
         ctx.log_warning(&message);
         return Status::Err;
     }
+    if let Err(message) = api::calls::check() {
+        ctx.log_warning(&message);
+        return Status::Err;
+    }
     config::register(ctx);
     if let Err(message) = add_acl_categories(ctx, &acl_categories()) {
         ctx.log_warning(&message);

@@ -1,6 +1,7 @@
 //! Keys: open, check the type, read or store a module value.
 
 use super::args::Args;
+use super::calls;
 use super::types::ModuleValue;
 use crate::errors;
 use redis_module::native_types::RedisType;
@@ -28,19 +29,20 @@ impl Key {
         } else {
             raw::REDISMODULE_READ
         };
-        let handle =
-            unsafe { raw::RedisModule_OpenKey.unwrap()(ctx.ctx, args.raw(i), mode as c_int) };
+        let handle = unsafe { calls::open_key(ctx.ctx, args.raw(i), mode as c_int) };
         Key {
             handle: handle.cast(),
         }
     }
 
+    #[inline(always)]
     pub fn state<T>(&self, of: &RedisType) -> KeyState<'_, T> {
         self.state_in(&[of])
     }
 
     /// What the key holds, as far as any of several module types whose values are all `T`
     /// in memory (BF's classic and BLOCKED types) are concerned.
+    #[inline(always)]
     pub fn state_in<T>(&self, types: &[&RedisType]) -> KeyState<'_, T> {
         if self.handle.is_null() {
             return KeyState::Empty;
@@ -48,18 +50,18 @@ impl Key {
         unsafe {
             // NULL for an empty key and for any other kind of value: only then is the key
             // type asked (a call less for the usual case, a key of ours).
-            let held = raw::RedisModule_ModuleTypeGetType.unwrap()(self.handle);
+            let held = calls::module_type_of(self.handle);
             if held.is_null() {
-                let key_type = raw::RedisModule_KeyType.unwrap()(self.handle);
+                let key_type = calls::key_type(self.handle);
                 if key_type == raw::REDISMODULE_KEYTYPE_EMPTY as c_int {
                     return KeyState::Empty;
                 }
                 return KeyState::Other;
             }
-            if !types.iter().any(|of| held == *of.raw_type.borrow()) {
+            if !types.iter().any(|of| held == registered(of)) {
                 return KeyState::Other;
             }
-            let value = raw::RedisModule_ModuleTypeGetValue.unwrap()(self.handle).cast::<T>();
+            let value = calls::module_value_of(self.handle).cast::<T>();
             match value.as_mut() {
                 Some(value) => KeyState::Ours(value),
                 None => KeyState::Other,
@@ -79,18 +81,18 @@ impl Key {
             return Ok(None);
         }
         unsafe {
-            let key_type = raw::RedisModule_KeyType.unwrap()(self.handle);
+            let key_type = calls::key_type(self.handle);
             if key_type == raw::REDISMODULE_KEYTYPE_EMPTY as c_int {
                 return Ok(None);
             }
             if key_type != raw::REDISMODULE_KEYTYPE_MODULE as c_int {
                 return Err(RedisError::WrongType);
             }
-            let held = raw::RedisModule_ModuleTypeGetType.unwrap()(self.handle);
+            let held = calls::module_type_of(self.handle);
             if !types.iter().any(|of| held == *of.raw_type.borrow()) {
                 return Err(RedisError::WrongType);
             }
-            let value = raw::RedisModule_ModuleTypeGetValue.unwrap()(self.handle).cast::<T>();
+            let value = calls::module_value_of(self.handle).cast::<T>();
             value.as_ref().map(Some).ok_or(RedisError::WrongType)
         }
     }
@@ -118,10 +120,19 @@ impl Key {
     }
 }
 
+/// The server's handle of a registered type, read without the `RefCell`'s borrow count
+/// (a test, a branch and its panic path on every key lookup): the handle is written once,
+/// at load, before any command runs, and only ever read after that, on the main thread.
+#[inline(always)]
+fn registered(of: &RedisType) -> *mut raw::RedisModuleType {
+    // SAFETY: no `borrow_mut` of it is alive past the module's load (see above).
+    unsafe { *of.raw_type.as_ptr() }
+}
+
 impl Drop for Key {
     fn drop(&mut self) {
         if !self.handle.is_null() {
-            unsafe { raw::RedisModule_CloseKey.unwrap()(self.handle) };
+            unsafe { calls::close_key(self.handle) };
         }
     }
 }

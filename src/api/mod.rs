@@ -7,6 +7,7 @@
 pub mod allocator;
 pub mod args;
 pub mod blocking;
+pub mod calls;
 pub mod command_docs;
 pub mod commands;
 pub mod config;

@@ -41,7 +41,7 @@ fn put_integer(ctx: &Context, value: i64) {
 /// A double as the server writes one (`RedisModule_ReplyWithDouble`: a bulk string of
 /// its `%.17g` form to a RESP2 client on Redis 7.0, a RESP3 double otherwise).
 fn put_double(ctx: &Context, value: f64) {
-    unsafe { raw::RedisModule_ReplyWithDouble.unwrap()(ctx.ctx, value) };
+    unsafe { super::calls::reply_with_double(ctx.ctx, value) };
 }
 
 /// Runs `f` with `bytes` as a C string (cut at a NUL byte): copied into a buffer on the
@@ -309,15 +309,61 @@ pub fn reply_field_values(
     reply_labelled(ctx, fields, resp2)
 }
 
-/// [`reply_field_values`] with labels that are C strings already (`c"width"`): replied
-/// as they are, where a `&str` label is copied into a C string first (~100 instructions
-/// a label, most of a sketch's INFO reply besides the server's own work).
-pub fn reply_c_fields(
-    ctx: &Context,
-    fields: &[(&'static CStr, FieldValue)],
-    resp2: Resp2Fields,
-) -> RedisResult {
-    reply_labelled(ctx, fields, resp2)
+/// An INFO-style reply with labels that are C strings already (`c"width"`), written
+/// field by field in the handler (TOPK.INFO, CMS.INFO, TDIGEST.INFO): a RESP3 map, or the
+/// RESP2 flat array label, value, label, value, ... — the server's map reply is already
+/// both, so the client's protocol is not looked up (`RedisModule_GetContextFlags`, ~130
+/// instructions). The server's reply calls are looked up once for the whole reply (after
+/// any call the module cannot tell they did not change, so a call per field looked them
+/// up again), and each field is two calls of straight-line code.
+pub struct FieldsReply {
+    ctx: *mut raw::RedisModuleCtx,
+    label: unsafe extern "C" fn(*mut raw::RedisModuleCtx, *const c_char) -> c_int,
+    integer: unsafe extern "C" fn(*mut raw::RedisModuleCtx, std::os::raw::c_longlong) -> c_int,
+}
+
+impl FieldsReply {
+    /// A reply of `len` labelled fields.
+    #[inline(always)]
+    pub fn labelled(ctx: &Context, len: usize) -> FieldsReply {
+        let len = len as std::os::raw::c_long;
+        unsafe {
+            match raw::RedisModule_ReplyWithMap {
+                Some(map) => map(ctx.ctx, len),
+                // A server without maps has no RESP3 modules' replies: the flat array.
+                None => raw::RedisModule_ReplyWithArray.unwrap()(ctx.ctx, 2 * len),
+            };
+            FieldsReply {
+                ctx: ctx.ctx,
+                label: raw::RedisModule_ReplyWithSimpleString.unwrap(),
+                integer: raw::RedisModule_ReplyWithLongLong.unwrap(),
+            }
+        }
+    }
+
+    /// A field whose value is an integer.
+    #[inline(always)]
+    pub fn integer(&self, label: &'static CStr, value: i64) {
+        unsafe {
+            (self.label)(self.ctx, label.as_ptr());
+            (self.integer)(self.ctx, value);
+        }
+    }
+
+    /// A field whose value is a double (RESP2: a bulk string, as the server writes it).
+    #[inline(always)]
+    pub fn double(&self, label: &'static CStr, value: f64) {
+        unsafe {
+            (self.label)(self.ctx, label.as_ptr());
+            super::calls::reply_with_double(self.ctx, value);
+        }
+    }
+
+    /// Ends the reply; the command's reply is complete.
+    #[inline(always)]
+    pub fn finish(self) -> RedisResult {
+        Ok(RedisValue::NoReply)
+    }
 }
 
 /// A label of an INFO-style reply.
@@ -328,12 +374,6 @@ trait Label: Copy {
 impl Label for &'static str {
     fn put(self, ctx: &Context) {
         put_simple_string(ctx, self);
-    }
-}
-
-impl Label for &'static CStr {
-    fn put(self, ctx: &Context) {
-        unsafe { raw::RedisModule_ReplyWithSimpleString.unwrap()(ctx.ctx, self.as_ptr()) };
     }
 }
 

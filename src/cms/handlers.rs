@@ -8,7 +8,7 @@ use crate::api::args::Args;
 use crate::api::events::{notify_command, notify_write};
 use crate::api::keys::{Key, KeyState};
 use crate::api::replication::replicate_verbatim;
-use crate::api::replies::{reply_c_fields, reply_integers, ArrayReply, FieldValue, Resp2Fields};
+use crate::api::replies::{reply_integers, ArrayReply, FieldsReply};
 use crate::errors;
 use crate::stats::tracked;
 use crate::types::CMS_TYPE;
@@ -211,20 +211,17 @@ pub fn merge(ctx: &Context, args: &Args) -> RedisResult {
 }
 
 /// CMS.INFO key: width, depth, count (RESP3: a map).
+#[inline(always)]
 pub fn info(ctx: &Context, args: &Args) -> RedisResult {
     if args.len() != 2 {
         return Err(RedisError::WrongArity);
     }
     let key = Key::open(ctx, args, 1, false);
     let cms = existing(&key)?;
-    reply_c_fields(
-        ctx,
-        &[
-            (c"width", FieldValue::Integer(cms.width() as i64)),
-            (c"depth", FieldValue::Integer(cms.depth() as i64)),
-            // An unsigned 64-bit sum, replied as RedisBloom does: its bits as an i64.
-            (c"count", FieldValue::Integer(cms.count() as i64)),
-        ],
-        Resp2Fields::Labelled,
-    )
+    let reply = FieldsReply::labelled(ctx, 3);
+    reply.integer(c"width", cms.width() as i64);
+    reply.integer(c"depth", cms.depth() as i64);
+    // An unsigned 64-bit sum, replied as RedisBloom does: its bits as an i64.
+    reply.integer(c"count", cms.count() as i64);
+    reply.finish()
 }

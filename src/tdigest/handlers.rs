@@ -15,7 +15,7 @@ use crate::api::args::{Args, Parsed};
 use crate::api::events::{forks, notify_command, notify_write};
 use crate::api::keys::{Key, KeyState};
 use crate::api::replication::{replicate, replicate_verbatim, Replicated};
-use crate::api::replies::{reply_c_fields, reply_double, ArrayReply, FieldValue, Resp2Fields};
+use crate::api::replies::{reply_double, ArrayReply, FieldsReply};
 use crate::errors;
 use crate::stats::tracked;
 use crate::types::TDIGEST_TYPE;
@@ -29,6 +29,7 @@ fn error(text: &'static str) -> RedisError {
 }
 
 /// The digest in `key`: `key does not exist` when empty, WRONGTYPE for anything else.
+#[inline(always)]
 fn existing(key: &Key) -> Result<&mut TDigest, RedisError> {
     match key.state::<TDigest>(&TDIGEST_TYPE) {
         KeyState::Ours(digest) => Ok(digest),
@@ -63,6 +64,7 @@ fn merge_and_replicate(ctx: &Context, args: &Args, i: usize, digest: &mut TDiges
 /// since it was last used: a DUMP (RedisBloom merges the stored digest there) or a fork
 /// child's RDB or AOF rewrite (what a replica's full sync and a restart load). Either
 /// way the merge is replicated, so replicas and the AOF hold what the master holds.
+#[inline(always)]
 fn settled<'k>(
     ctx: &Context,
     args: &Args,
@@ -72,11 +74,27 @@ fn settled<'k>(
     Ok(settle(ctx, args, i, existing(key)?))
 }
 
-/// [`settled`] for a digest already looked up. The server is asked whether the command
-/// acts as a master only when a merge is due (`RedisModule_GetContextFlags` is ~115
-/// instructions, a twentieth of a single TDIGEST.ADD's).
-#[inline]
+/// [`settled`] for a digest already looked up. The usual case, no save and no fork child
+/// since the digest's last use, is two comparisons in the command's own function; the
+/// rest is out of line.
+#[inline(always)]
 fn settle<'d>(ctx: &Context, args: &Args, i: usize, digest: &'d mut TDigest) -> &'d mut TDigest {
+    if digest.stamp() == forks() && !digest.merge_is_due() {
+        return digest;
+    }
+    settle_after_save(ctx, args, i, digest)
+}
+
+/// [`settle`] after a save or a fork child. The server is asked whether the command acts
+/// as a master only when a merge is due (`RedisModule_GetContextFlags` is ~115
+/// instructions, a twentieth of a single TDIGEST.ADD's).
+#[inline(never)]
+fn settle_after_save<'d>(
+    ctx: &Context,
+    args: &Args,
+    i: usize,
+    digest: &'d mut TDigest,
+) -> &'d mut TDigest {
     let due = digest.take_merge_due();
     let forks = forks();
     let forked = digest.stamp() != forks;
@@ -388,6 +406,7 @@ fn reading<'k>(
 }
 
 /// TDIGEST.MIN key / TDIGEST.MAX key: NaN when empty.
+#[inline(always)]
 fn extreme(ctx: &Context, args: &Args, max: bool) -> RedisResult {
     if args.len() != 2 {
         return Err(RedisError::WrongArity);
@@ -402,10 +421,12 @@ fn extreme(ctx: &Context, args: &Args, max: bool) -> RedisResult {
     reply_double(ctx, value)
 }
 
+#[inline(always)]
 pub fn min(ctx: &Context, args: &Args) -> RedisResult {
     extreme(ctx, args, false)
 }
 
+#[inline(always)]
 pub fn max(ctx: &Context, args: &Args) -> RedisResult {
     extreme(ctx, args, true)
 }
@@ -520,26 +541,22 @@ fn by_ranks(ctx: &Context, args: &Args, reverse: bool) -> RedisResult {
 }
 
 /// TDIGEST.INFO key (RESP3: a map).
+#[inline(always)]
 pub fn info(ctx: &Context, args: &Args) -> RedisResult {
     if args.len() != 2 {
         return Err(RedisError::WrongArity);
     }
     let key = Key::open(ctx, args, 1, false);
     let d = settled(ctx, args, &key, 1)?;
-    let int = FieldValue::Integer;
-    reply_c_fields(
-        ctx,
-        &[
-            (c"Compression", int(d.compression_i64())),
-            (c"Capacity", int(d.capacity() as i64)),
-            (c"Merged nodes", int(d.merged_nodes() as i64)),
-            (c"Unmerged nodes", int(d.unmerged_nodes() as i64)),
-            (c"Merged weight", int(d.merged_weight())),
-            (c"Unmerged weight", int(d.unmerged_weight())),
-            (c"Observations", int(d.size())),
-            (c"Total compressions", int(d.total_compressions())),
-            (c"Memory usage", int(d.mem_usage() as i64)),
-        ],
-        Resp2Fields::Labelled,
-    )
+    let reply = FieldsReply::labelled(ctx, 9);
+    reply.integer(c"Compression", d.compression_i64());
+    reply.integer(c"Capacity", d.capacity() as i64);
+    reply.integer(c"Merged nodes", d.merged_nodes() as i64);
+    reply.integer(c"Unmerged nodes", d.unmerged_nodes() as i64);
+    reply.integer(c"Merged weight", d.merged_weight());
+    reply.integer(c"Unmerged weight", d.unmerged_weight());
+    reply.integer(c"Observations", d.size());
+    reply.integer(c"Total compressions", d.total_compressions());
+    reply.integer(c"Memory usage", d.mem_usage() as i64);
+    reply.finish()
 }

@@ -12,9 +12,7 @@ use crate::api::args::Args;
 use crate::api::events::{notify_command, notify_write};
 use crate::api::keys::{Key, KeyState};
 use crate::api::replication::replicate_verbatim;
-use crate::api::replies::{
-    reply_bools, reply_c_fields, reply_integers, ArrayReply, FieldValue, Resp2Fields,
-};
+use crate::api::replies::{reply_bools, reply_integers, ArrayReply, FieldsReply};
 use crate::errors;
 use crate::stats::tracked;
 use crate::types::TOPK_TYPE;
@@ -30,6 +28,7 @@ fn error(text: &'static str) -> RedisError {
 }
 
 /// The Top-K in `key`: `TopK: key does not exist` when empty, WRONGTYPE for anything else.
+#[inline(always)]
 fn existing(key: &Key) -> Result<&mut TopK, RedisError> {
     match key.state::<TopK>(&TOPK_TYPE) {
         KeyState::Ours(topk) => Ok(topk),
@@ -210,20 +209,17 @@ pub fn list(ctx: &Context, args: &Args) -> RedisResult {
 }
 
 /// TOPK.INFO key: k, width, depth, decay (RESP3: a map, the decay a double).
+#[inline(always)]
 pub fn info(ctx: &Context, args: &Args) -> RedisResult {
     if args.len() != 2 {
         return Err(RedisError::WrongArity);
     }
     let key = Key::open(ctx, args, 1, false);
     let topk = existing(&key)?;
-    reply_c_fields(
-        ctx,
-        &[
-            (c"k", FieldValue::Integer(i64::from(topk.k()))),
-            (c"width", FieldValue::Integer(i64::from(topk.width()))),
-            (c"depth", FieldValue::Integer(i64::from(topk.depth()))),
-            (c"decay", FieldValue::Double(topk.decay())),
-        ],
-        Resp2Fields::Labelled,
-    )
+    let reply = FieldsReply::labelled(ctx, 4);
+    reply.integer(c"k", i64::from(topk.k()));
+    reply.integer(c"width", i64::from(topk.width()));
+    reply.integer(c"depth", i64::from(topk.depth()));
+    reply.double(c"decay", topk.decay());
+    reply.finish()
 }

@@ -125,6 +125,7 @@ fn weighted_average(x1: f64, w1: f64, x2: f64, w2: f64) -> f64 {
 
 /// A double converted to `long long` as x86-64 does it (`cvttsd2si`): truncated, and
 /// `i64::MIN` for NaN and anything out of range (RedisBloom replies such ranks).
+#[inline]
 pub fn c_to_i64(x: f64) -> i64 {
     if !(-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&x) {
         i64::MIN
@@ -294,6 +295,13 @@ impl TDigest {
         self.merge_due.replace(0).min(rdb::MAX_SAVES_COUNTED + 1)
     }
 
+    /// Whether a save wrote this digest merged since [`take_merge_due`](Self::take_merge_due)
+    /// was last asked (it would answer more than 0), without forgetting it.
+    #[inline]
+    pub fn merge_is_due(&self) -> bool {
+        self.merge_due.get() != 0
+    }
+
     /// The saves since the last use ([`take_merge_due`](Self::take_merge_due)).
     pub(crate) fn note_saved_merged(&self) -> u32 {
         let before = self.merge_due.get();
@@ -329,6 +337,7 @@ impl TDigest {
     }
 
     /// The compression as TDIGEST.INFO and MERGE read it (C's `(long long)` of the double).
+    #[inline]
     pub fn compression_i64(&self) -> i64 {
         c_to_i64(self.compression)
     }
