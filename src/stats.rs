@@ -46,6 +46,10 @@ pub fn info(ctx: &redis_module::InfoContext) {
             )?
             .build_section()?
             // MODULE LIST shows the RedisBloom version redbloom answers like; its own is here.
+            .add_section("sf")
+            .field("sf_build_copies", crate::sf::slice_info().0 as i64)?
+            .field("sf_build_copy_bytes", crate::sf::slice_info().1 as i64)?
+            .build_section()?
             .add_section("defrag")
             .field(
                 "defrag_moved",

@@ -20,4 +20,5 @@ pub mod panic;
 pub mod replication;
 pub mod replies;
 pub mod source;
+pub mod timer;
 pub mod types;
