@@ -31,7 +31,11 @@ pub fn all() -> [&'static TypeStats; 8] {
 /// filters, their memory (as MEMORY USAGE counts it), items and sub-filters.
 pub fn info(ctx: &redis_module::InfoContext) {
     let build = || -> redis_module::RedisResult<()> {
-        let mut section = ctx.builder().add_section("filters");
+        let mut section = ctx.builder().add_section("sf");
+        for (field, value) in crate::sf::slice_info() {
+            section = section.field(field, value as i64)?;
+        }
+        let mut section = section.build_section()?.add_section("filters");
         for stats in all() {
             for (field, value) in stats.totals() {
                 section = section.field(&format!("{}_{field}", stats.name), value)?;
@@ -46,10 +50,6 @@ pub fn info(ctx: &redis_module::InfoContext) {
             )?
             .build_section()?
             // MODULE LIST shows the RedisBloom version redbloom answers like; its own is here.
-            .add_section("sf")
-            .field("sf_build_copies", crate::sf::slice_info().0 as i64)?
-            .field("sf_build_copy_bytes", crate::sf::slice_info().1 as i64)?
-            .build_section()?
             .add_section("defrag")
             .field(
                 "defrag_moved",

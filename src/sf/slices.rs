@@ -59,6 +59,9 @@ struct Copy {
     max_bytes: u64,
     too_large: &'static str,
     slices: u32,
+    /// The longest slice and the slices' total, so far.
+    longest: Duration,
+    total: Duration,
     started: Instant,
     /// A keyspace event named the source since the copy began.
     changed: bool,
@@ -74,6 +77,11 @@ static COPYING: AtomicUsize = AtomicUsize::new(0);
 /// Bytes of hash vectors alive (copies, and builds on their thread).
 static HELD_BYTES: AtomicU64 = AtomicU64::new(0);
 static SERIAL: AtomicUsize = AtomicUsize::new(1);
+/// The last completed copy: its slices, its longest slice and the slices' total time
+/// (microseconds), for INFO (what `make bench-stall` reports).
+static LAST_SLICES: AtomicU64 = AtomicU64::new(0);
+static LAST_LONGEST_USEC: AtomicU64 = AtomicU64::new(0);
+static LAST_TOTAL_USEC: AtomicU64 = AtomicU64::new(0);
 
 struct Held(u64);
 
@@ -90,12 +98,22 @@ impl Drop for Held {
     }
 }
 
-/// (copies in progress, bytes of hashes held by copies and their builds), for INFO.
-pub fn info() -> (u64, u64) {
-    (
-        COPYING.load(Ordering::Relaxed) as u64,
-        HELD_BYTES.load(Ordering::Relaxed),
-    )
+/// INFO's fields: copies in progress, bytes of hashes held by copies and their builds,
+/// and the last completed copy's slices, longest slice and total (microseconds).
+pub fn info() -> [(&'static str, u64); 5] {
+    [
+        ("sf_build_copies", COPYING.load(Ordering::Relaxed) as u64),
+        ("sf_build_copy_bytes", HELD_BYTES.load(Ordering::Relaxed)),
+        ("sf_build_last_slices", LAST_SLICES.load(Ordering::Relaxed)),
+        (
+            "sf_build_last_longest_slice_usec",
+            LAST_LONGEST_USEC.load(Ordering::Relaxed),
+        ),
+        (
+            "sf_build_last_slices_usec",
+            LAST_TOTAL_USEC.load(Ordering::Relaxed),
+        ),
+    ]
 }
 
 fn error(text: &'static str) -> RedisError {
@@ -144,6 +162,8 @@ pub(super) fn start(
         max_bytes,
         too_large,
         slices: 0,
+        longest: Duration::ZERO,
+        total: Duration::ZERO,
         started: Instant::now(),
         changed: false,
     };
@@ -165,14 +185,17 @@ fn proceed(ctx: &Context, mut copy: Copy) {
         let args = copy.args.args();
         let keys = &mut copy.keys;
         let mut full = false;
-        let deadline = Instant::now() + SLICE;
-        let outcome = copy.scan.step(ctx, &args, SOURCE, deadline, |m| {
+        let begun = Instant::now();
+        let outcome = copy.scan.step(ctx, &args, SOURCE, begun + SLICE, |m| {
             if keys.len() < keys.capacity() {
                 keys.push(item_key(m));
             } else {
                 full = true;
             }
         });
+        let took = begun.elapsed();
+        copy.longest = copy.longest.max(took);
+        copy.total += took;
         if full {
             Slice::Changed
         } else {
@@ -217,13 +240,21 @@ fn build(copy: Copy) {
         max_bytes,
         too_large,
         slices,
+        longest,
+        total,
         started,
         ..
     } = copy;
+    LAST_SLICES.store(u64::from(slices), Ordering::Relaxed);
+    LAST_LONGEST_USEC.store(longest.as_micros() as u64, Ordering::Relaxed);
+    LAST_TOTAL_USEC.store(total.as_micros() as u64, Ordering::Relaxed);
     log_notice(format!(
-        "redbloom: SF.BUILD FROM: {} members copied in {slices} slices over {} ms",
+        "redbloom: SF.BUILD FROM: {} members copied in {slices} slices over {} ms \
+         (slices {} ms, the longest {} us)",
         keys.len(),
-        started.elapsed().as_millis()
+        started.elapsed().as_millis(),
+        total.as_millis(),
+        longest.as_micros()
     ));
     let spawned = std::thread::Builder::new()
         .name("redbloom-sf-build".into())
