@@ -51,7 +51,7 @@ pub static MAX_FILTER_BYTES: Setting = Setting::new(limits::DEFAULT_MAX_FILTER_B
 
 /// How `SF.BUILD ... FROM` copies a large source (`bf.sf-build-slices`): in slices on the
 /// main thread, the default, or by forking at once (`no`); `hold` (for tests) starts the
-/// copy with one slice, then holds it until set back to `yes`.
+/// copy with one slice, then holds it (and its fallback) until set back to `yes`.
 pub static SF_BUILD_SLICES: Setting = Setting::new(SfBuildSlices::yes as u64);
 
 redis_module::enum_configuration! {

@@ -175,7 +175,8 @@ pub(super) fn start(
 /// One slice of `copy`, then its next step: another slice later, the build, or the
 /// fallback to a child.
 fn proceed(ctx: &Context, mut copy: Copy) {
-    if !copy.changed && copy.slices > 0 && SfBuildSlices::get() == SfBuildSlices::hold {
+    // Held (tests), a copy does nothing, not even its fallback, until released.
+    if copy.slices > 0 && SfBuildSlices::get() == SfBuildSlices::hold {
         return park(ctx, copy, HOLD_MS);
     }
     let outcome = if copy.changed {
