@@ -31,23 +31,26 @@ pub fn all() -> [&'static TypeStats; 8] {
 /// filters, their memory (as MEMORY USAGE counts it), items and sub-filters.
 pub fn info(ctx: &redis_module::InfoContext) {
     let build = || -> redis_module::RedisResult<()> {
-        let mut section = ctx.builder().add_section("sf");
-        for (field, value) in crate::sf::slice_info() {
-            section = section.field(field, value as i64)?;
-        }
-        let mut section = section.build_section()?.add_section("filters");
+        let mut section = ctx.builder().add_section("filters");
         for stats in all() {
             for (field, value) in stats.totals() {
                 section = section.field(&format!("{}_{field}", stats.name), value)?;
             }
         }
-        section
+        let builder = section
             .build_section()?
             .add_section("config")
             .field(
                 "max_filter_bytes",
                 crate::config::MAX_FILTER_BYTES.get() as i64,
             )?
+            .build_section()?;
+        // SF.BUILD FROM copies in slices (src/sf/slices.rs).
+        let mut section = builder.add_section("sf");
+        for (field, value) in crate::sf::slice_info() {
+            section = section.field(field, value as i64)?;
+        }
+        section
             .build_section()?
             // MODULE LIST shows the RedisBloom version redbloom answers like; its own is here.
             .add_section("defrag")
