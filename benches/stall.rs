@@ -457,9 +457,9 @@ fn workloads() -> Vec<Workload> {
 struct Sample {
     /// INFO's latest_fork_usec after the command (0: it forked no child).
     fork: Duration,
-    /// An SF.BUILD FROM copied in slices: (slices, the longest, their total), from the
-    /// module's INFO (0 slices: none).
-    slices: (u64, Duration, Duration),
+    /// An SF.BUILD FROM copied in slices: (slices, the longest, their total, the longest
+    /// in the main thread's CPU time), from the module's INFO (0 slices: none).
+    slices: (u64, Duration, Duration, Duration),
     /// The server's RSS before the command.
     server_rss: u64,
     /// The latency monitor's events of more than 1 ms during the command, other than
@@ -507,6 +507,7 @@ fn measure(module: &str, workload: &Workload) -> Sample {
             sf("bf_sf_build_last_slices"),
             Duration::from_micros(sf("bf_sf_build_last_longest_slice_usec")),
             Duration::from_micros(sf("bf_sf_build_last_slices_usec")),
+            Duration::from_micros(sf("bf_sf_build_last_longest_slice_cpu_usec")),
         );
         server_rss = rss_before;
         events = latency_events(&mut conn);
@@ -561,8 +562,9 @@ fn median(mut values: Vec<f64>) -> f64 {
 
 struct Summary {
     fork_ms: f64,
-    /// Medians of the slices' count, the longest slice and their total (ms).
-    slices: (f64, f64, f64),
+    /// Medians of the slices' count, the longest slice, their total and the longest in
+    /// CPU time (ms).
+    slices: (f64, f64, f64, f64),
     server_rss_mib: f64,
     /// Each latency event's median over the rounds that logged it.
     events: Vec<(String, f64)>,
@@ -601,6 +603,7 @@ fn summarize(samples: &[Sample]) -> Summary {
             median(samples.iter().map(|s| s.slices.0 as f64).collect()),
             median(samples.iter().map(|s| ms(s.slices.1)).collect()),
             median(samples.iter().map(|s| ms(s.slices.2)).collect()),
+            median(samples.iter().map(|s| ms(s.slices.3)).collect()),
         ),
         server_rss_mib: median(samples.iter().map(|s| s.server_rss as f64 / MIB).collect()),
         events,
@@ -631,8 +634,8 @@ fn print_row(module: &str, s: &Summary) {
     };
     let fork = if s.slices.0 > 0.0 {
         format!(
-            "{fork} ({:.0} slices, the longest {:.3} ms, in all {:.1} ms)",
-            s.slices.0, s.slices.1, s.slices.2
+            "{fork} ({:.0} slices, the longest {:.3} ms wall / {:.3} ms CPU, in all {:.1} ms)",
+            s.slices.0, s.slices.1, s.slices.3, s.slices.2
         )
     } else {
         fork

@@ -1,5 +1,5 @@
 //! Module timers (`RedisModule_CreateTimer`): work that runs later on the main thread,
-//! between the server's other events.
+//! between the server's other events; and the thread's CPU clock, to time such work.
 
 use super::panic::catch_panic;
 use redis_module::{raw, Context};
@@ -24,4 +24,15 @@ unsafe extern "C" fn fire(ctx: *mut raw::RedisModuleCtx, data: *mut c_void) {
 pub fn start(ctx: &Context, ms: i64, callback: TimerCallback, data: usize) -> TimerId {
     let boxed = Box::into_raw(Box::new((callback, data)));
     unsafe { raw::RedisModule_CreateTimer.unwrap()(ctx.ctx, ms, Some(fire), boxed.cast()) }
+}
+
+/// The calling thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`): beside a wall-clock
+/// duration, what of it the thread ran rather than waited for a core.
+pub fn thread_cpu() -> std::time::Duration {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    std::time::Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
 }

@@ -14,10 +14,12 @@
 //! write that published no event) falls back the same way. The filter is thus always the
 //! source at one moment: the end of the copy, or the fork.
 //!
-//! **Memory.** The hashes, 8 bytes per member, are counted against the memory left under
-//! maxmemory as a filter is: a copy that would not fit is not started (the child, whose
-//! memory the server does not count, builds it), and the filter's own ceiling is what is
-//! left after them. They are freed on every way out (built, fallen back, the client gone).
+//! **Memory.** The hashes, 8 bytes per member, and the build's working memory after them
+//! (~37 bytes per member more, for a second) live on the server's heap: they are counted
+//! against the memory left under maxmemory as a filter is: a copy that would not fit is
+//! not started (the child, whose memory the server does not count, builds it), and the
+//! filter's own ceiling is what is left after them. The hashes are freed on every way out
+//! (built, fallen back, the client gone).
 //!
 //! Copies run side by side: each has its own cursor and timer, none needs the server's
 //! single child, and BGSAVE or an AOF rewrite may run meanwhile.
@@ -27,7 +29,7 @@ use super::handlers::build_error;
 use crate::api::args::OwnedArgs;
 use crate::api::blocking::{block, Blocked, BlockedId};
 use crate::api::source::{open_source, Slice, SlicedScan, Source};
-use crate::api::timer;
+use crate::api::timer::{self, thread_cpu};
 use crate::config::SfBuildSlices;
 use crate::errors;
 use redbloom_core::memory::Ceiling;
@@ -40,6 +42,11 @@ use std::time::{Duration, Instant};
 
 /// The main thread's time per slice.
 pub const SLICE: Duration = Duration::from_millis(2);
+
+/// The core build's working memory per item besides the item keys it is given (~45
+/// bytes in all: the keys and their hashes, per slot a count, a hash XOR, a queue entry
+/// and the unpacked fingerprint; docs/static.md).
+const BUILD_BYTES_PER_MEMBER: u64 = 37;
 
 /// The timer's period while `bf.sf-build-slices` is `hold`.
 const HOLD_MS: i64 = 1;
@@ -61,6 +68,7 @@ struct Copy {
     slices: u32,
     /// The longest slice and the slices' total, so far.
     longest: Duration,
+    longest_cpu: Duration,
     total: Duration,
     started: Instant,
     /// A keyspace event named the source since the copy began.
@@ -82,6 +90,9 @@ static SERIAL: AtomicUsize = AtomicUsize::new(1);
 static LAST_SLICES: AtomicU64 = AtomicU64::new(0);
 static LAST_LONGEST_USEC: AtomicU64 = AtomicU64::new(0);
 static LAST_TOTAL_USEC: AtomicU64 = AtomicU64::new(0);
+/// The last copy's longest slice in the main thread's CPU time: beside the wall time
+/// above, what of a long slice was the thread waiting for a core.
+static LAST_LONGEST_CPU_USEC: AtomicU64 = AtomicU64::new(0);
 
 struct Held(u64);
 
@@ -100,7 +111,7 @@ impl Drop for Held {
 
 /// INFO's fields: copies in progress, bytes of hashes held by copies and their builds,
 /// and the last completed copy's slices, longest slice and total (microseconds).
-pub fn info() -> [(&'static str, u64); 5] {
+pub fn info() -> [(&'static str, u64); 6] {
     [
         ("sf_build_copies", COPYING.load(Ordering::Relaxed) as u64),
         ("sf_build_copy_bytes", HELD_BYTES.load(Ordering::Relaxed)),
@@ -112,6 +123,10 @@ pub fn info() -> [(&'static str, u64); 5] {
         (
             "sf_build_last_slices_usec",
             LAST_TOTAL_USEC.load(Ordering::Relaxed),
+        ),
+        (
+            "sf_build_last_longest_slice_cpu_usec",
+            LAST_LONGEST_CPU_USEC.load(Ordering::Relaxed),
         ),
     ]
 }
@@ -132,19 +147,21 @@ pub(super) fn start(
     // Room for a few members visited twice (a scan of a table being resized).
     let capacity = members.saturating_add(members / 64 + 64);
     let bytes = capacity.saturating_mul(8);
+    // The hashes, then the build's working memory besides them, on the server's heap.
+    let needed = bytes.saturating_add(members.saturating_mul(BUILD_BYTES_PER_MEMBER));
     let limit = crate::write::Limit::of(ctx);
     let left = limit.max_step();
-    if bytes >= left {
+    if needed >= left {
         log_notice(format!(
-            "redbloom: SF.BUILD FROM: {bytes} bytes of hashes would not fit under maxmemory: \
-             building in a child"
+            "redbloom: SF.BUILD FROM: {needed} bytes of hashes and working memory would not \
+             fit under maxmemory: building in a child"
         ));
         return None;
     }
     let mut keys = Vec::new();
     keys.try_reserve_exact(usize::try_from(capacity).ok()?)
         .ok()?;
-    let after = left - bytes;
+    let after = left - needed;
     let (max_bytes, too_large) = if after < limit.max_bytes() {
         (after, errors::TOO_LARGE_FOR_MAXMEMORY)
     } else {
@@ -163,6 +180,7 @@ pub(super) fn start(
         too_large,
         slices: 0,
         longest: Duration::ZERO,
+        longest_cpu: Duration::ZERO,
         total: Duration::ZERO,
         started: Instant::now(),
         changed: false,
@@ -187,6 +205,7 @@ fn proceed(ctx: &Context, mut copy: Copy) {
         let keys = &mut copy.keys;
         let mut full = false;
         let begun = Instant::now();
+        let cpu = thread_cpu();
         let outcome = copy.scan.step(ctx, &args, SOURCE, begun + SLICE, |m| {
             if keys.len() < keys.capacity() {
                 keys.push(item_key(m));
@@ -196,6 +215,7 @@ fn proceed(ctx: &Context, mut copy: Copy) {
         });
         let took = begun.elapsed();
         copy.longest = copy.longest.max(took);
+        copy.longest_cpu = copy.longest_cpu.max(thread_cpu().saturating_sub(cpu));
         copy.total += took;
         if full {
             Slice::Changed
@@ -242,10 +262,12 @@ fn build(copy: Copy) {
         too_large,
         slices,
         longest,
+        longest_cpu,
         total,
         started,
         ..
     } = copy;
+    LAST_LONGEST_CPU_USEC.store(longest_cpu.as_micros() as u64, Ordering::Relaxed);
     LAST_SLICES.store(u64::from(slices), Ordering::Relaxed);
     LAST_LONGEST_USEC.store(longest.as_micros() as u64, Ordering::Relaxed);
     LAST_TOTAL_USEC.store(total.as_micros() as u64, Ordering::Relaxed);
