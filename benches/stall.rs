@@ -458,8 +458,9 @@ struct Sample {
     /// INFO's latest_fork_usec after the command (0: it forked no child).
     fork: Duration,
     /// An SF.BUILD FROM copied in slices: (slices, the longest, their total, the longest
-    /// in the main thread's CPU time), from the module's INFO (0 slices: none).
-    slices: (u64, Duration, Duration, Duration),
+    /// in the main thread's CPU time, how many took over 3 ms), from the module's INFO
+    /// (0 slices: none).
+    slices: (u64, Duration, Duration, Duration, u64),
     /// The server's RSS before the command.
     server_rss: u64,
     /// The latency monitor's events of more than 1 ms during the command, other than
@@ -470,6 +471,8 @@ struct Sample {
     longest_ping: Duration,
     /// The PING loop's median: this machine's noise floor.
     median_ping: Duration,
+    /// The PING loop's 99.9th percentile.
+    p999_ping: Duration,
     rss_growth: u64,
     allocated: u64,
 }
@@ -508,12 +511,13 @@ fn measure(module: &str, workload: &Workload) -> Sample {
             Duration::from_micros(sf("bf_sf_build_last_longest_slice_usec")),
             Duration::from_micros(sf("bf_sf_build_last_slices_usec")),
             Duration::from_micros(sf("bf_sf_build_last_longest_slice_cpu_usec")),
+            sf("bf_sf_build_last_slices_over_3ms"),
         );
         server_rss = rss_before;
         events = latency_events(&mut conn);
         (Duration::from_nanos(cpu), wall, rss_growth, allocated)
     };
-    let (longest_ping, median_ping) = {
+    let (longest_ping, median_ping, p999_ping) = {
         let server = Server::start(module);
         let mut conn = server.conn();
         let command = (workload.setup)(&mut conn);
@@ -539,7 +543,11 @@ fn measure(module: &str, workload: &Workload) -> Sample {
         stop.store(true, Ordering::Relaxed);
         let mut times = pinger.join().expect("the PING loop");
         times.sort();
-        (times[times.len() - 1], times[times.len() / 2])
+        (
+            times[times.len() - 1],
+            times[times.len() / 2],
+            times[times.len() * 999 / 1000],
+        )
     };
     Sample {
         fork: Duration::from_micros(fork_usec),
@@ -550,6 +558,7 @@ fn measure(module: &str, workload: &Workload) -> Sample {
         wall,
         longest_ping,
         median_ping,
+        p999_ping,
         rss_growth,
         allocated,
     }
@@ -563,8 +572,8 @@ fn median(mut values: Vec<f64>) -> f64 {
 struct Summary {
     fork_ms: f64,
     /// Medians of the slices' count, the longest slice, their total and the longest in
-    /// CPU time (ms).
-    slices: (f64, f64, f64, f64),
+    /// CPU time (ms), and how many took over 3 ms.
+    slices: (f64, f64, f64, f64, f64),
     server_rss_mib: f64,
     /// Each latency event's median over the rounds that logged it.
     events: Vec<(String, f64)>,
@@ -573,6 +582,7 @@ struct Summary {
     wall_ms: f64,
     longest_ping_ms: f64,
     median_ping_ms: f64,
+    p999_ping_ms: f64,
     rss_growth_mib: f64,
     allocated_gib: f64,
 }
@@ -604,6 +614,7 @@ fn summarize(samples: &[Sample]) -> Summary {
             median(samples.iter().map(|s| ms(s.slices.1)).collect()),
             median(samples.iter().map(|s| ms(s.slices.2)).collect()),
             median(samples.iter().map(|s| ms(s.slices.3)).collect()),
+            median(samples.iter().map(|s| s.slices.4 as f64).collect()),
         ),
         server_rss_mib: median(samples.iter().map(|s| s.server_rss as f64 / MIB).collect()),
         events,
@@ -612,6 +623,7 @@ fn summarize(samples: &[Sample]) -> Summary {
         wall_ms: median(samples.iter().map(|s| ms(s.wall)).collect()),
         longest_ping_ms: median(samples.iter().map(|s| ms(s.longest_ping)).collect()),
         median_ping_ms: median(samples.iter().map(|s| ms(s.median_ping)).collect()),
+        p999_ping_ms: median(samples.iter().map(|s| ms(s.p999_ping)).collect()),
         rss_growth_mib: median(samples.iter().map(|s| s.rss_growth as f64 / MIB).collect()),
         allocated_gib,
     }
@@ -634,8 +646,9 @@ fn print_row(module: &str, s: &Summary) {
     };
     let fork = if s.slices.0 > 0.0 {
         format!(
-            "{fork} ({:.0} slices, the longest {:.3} ms wall / {:.3} ms CPU, in all {:.1} ms)",
-            s.slices.0, s.slices.1, s.slices.3, s.slices.2
+            "{fork} ({:.0} slices, {:.0} over 3 ms, the longest {:.3} ms wall / {:.3} ms CPU, \
+             in all {:.1} ms)",
+            s.slices.0, s.slices.4, s.slices.1, s.slices.3, s.slices.2
         )
     } else {
         fork
@@ -652,11 +665,13 @@ fn print_row(module: &str, s: &Summary) {
     };
     println!(
         "  {module:<10} main thread {:>9.3} ms{fork}{per_gib}  wall {:>9.3} ms  \
-         longest PING {:>9.3} ms (median {:.3})  used_memory +{:.2} GiB  RSS +{:.1} MiB{events}",
+         longest PING {:>9.3} ms (median {:.3}, 99.9th percentile {:.3})  used_memory +{:.2} GiB  \
+         RSS +{:.1} MiB{events}",
         s.main_thread_ms,
         s.wall_ms,
         s.longest_ping_ms,
         s.median_ping_ms,
+        s.p999_ping_ms,
         s.allocated_gib,
         s.rss_growth_mib
     );

@@ -69,6 +69,8 @@ struct Copy {
     /// The longest slice and the slices' total, so far.
     longest: Duration,
     longest_cpu: Duration,
+    /// Slices longer than [`LONG_SLICE`].
+    long: u64,
     total: Duration,
     started: Instant,
     /// A keyspace event named the source since the copy began.
@@ -93,6 +95,11 @@ static LAST_TOTAL_USEC: AtomicU64 = AtomicU64::new(0);
 /// The last copy's longest slice in the main thread's CPU time: beside the wall time
 /// above, what of a long slice was the thread waiting for a core.
 static LAST_LONGEST_CPU_USEC: AtomicU64 = AtomicU64::new(0);
+/// The last copy's slices longer than [`LONG_SLICE`] (wall time): how rare the long ones.
+static LAST_LONG_SLICES: AtomicU64 = AtomicU64::new(0);
+
+/// A slice counted as long in INFO (`sf_build_last_slices_over_3ms`).
+const LONG_SLICE: Duration = Duration::from_millis(3);
 
 struct Held(u64);
 
@@ -111,7 +118,7 @@ impl Drop for Held {
 
 /// INFO's fields: copies in progress, bytes of hashes held by copies and their builds,
 /// and the last completed copy's slices, longest slice and total (microseconds).
-pub fn info() -> [(&'static str, u64); 6] {
+pub fn info() -> [(&'static str, u64); 7] {
     [
         ("sf_build_copies", COPYING.load(Ordering::Relaxed) as u64),
         ("sf_build_copy_bytes", HELD_BYTES.load(Ordering::Relaxed)),
@@ -127,6 +134,10 @@ pub fn info() -> [(&'static str, u64); 6] {
         (
             "sf_build_last_longest_slice_cpu_usec",
             LAST_LONGEST_CPU_USEC.load(Ordering::Relaxed),
+        ),
+        (
+            "sf_build_last_slices_over_3ms",
+            LAST_LONG_SLICES.load(Ordering::Relaxed),
         ),
     ]
 }
@@ -181,6 +192,7 @@ pub(super) fn start(
         slices: 0,
         longest: Duration::ZERO,
         longest_cpu: Duration::ZERO,
+        long: 0,
         total: Duration::ZERO,
         started: Instant::now(),
         changed: false,
@@ -215,6 +227,7 @@ fn proceed(ctx: &Context, mut copy: Copy) {
         });
         let took = begun.elapsed();
         copy.longest = copy.longest.max(took);
+        copy.long += u64::from(took > LONG_SLICE);
         copy.longest_cpu = copy.longest_cpu.max(thread_cpu().saturating_sub(cpu));
         copy.total += took;
         if full {
@@ -263,10 +276,12 @@ fn build(copy: Copy) {
         slices,
         longest,
         longest_cpu,
+        long,
         total,
         started,
         ..
     } = copy;
+    LAST_LONG_SLICES.store(long, Ordering::Relaxed);
     LAST_LONGEST_CPU_USEC.store(longest_cpu.as_micros() as u64, Ordering::Relaxed);
     LAST_SLICES.store(u64::from(slices), Ordering::Relaxed);
     LAST_LONGEST_USEC.store(longest.as_micros() as u64, Ordering::Relaxed);
