@@ -12,7 +12,9 @@
 //! which sees the source as it is at the fork (a source deleted meanwhile answers as a
 //! missing source does). A slice that finds the source of another type or length (a
 //! write that published no event) falls back the same way. The filter is thus always the
-//! source at one moment: the end of the copy, or the fork.
+//! source at one moment: the end of the copy, or the fork. The module subscribes to
+//! keyspace events at the first copy (not at load: every write of every client then runs
+//! the callback, which returns at once when no copy runs).
 //!
 //! **Memory.** The hashes, 8 bytes per member, and the build's working memory after them
 //! (~37 bytes per member more, for a second) live on the server's heap: they are counted
@@ -154,6 +156,10 @@ pub(super) fn start(
     rate: f64,
     source: &Source,
 ) -> Option<RedisResult> {
+    if !crate::api::events::follow_key_writes(ctx) {
+        log_warning("redbloom: SF.BUILD FROM: no keyspace events to follow: building in a child");
+        return None;
+    }
     let members = source.members();
     // Room for a few members visited twice (a scan of a table being resized).
     let capacity = members.saturating_add(members / 64 + 64);
