@@ -21,9 +21,11 @@
 //! DIGEST-VALUE of a 1.03 GiB filter (RedisBloom has no digest callback).
 //! Rounds interleave the two modules; ratios are medians of the per-round ratios.
 //!
-//! Two more time SF.BUILD FROM a SET: of 20,000 members (the largest source built in
-//! the command itself) and of 10M members (built in a forked child while the client is
-//! blocked: the main thread's share is the fork, INFO's `latest_fork_usec`, printed
+//! Three more time SF.BUILD FROM a SET: of 20,000 members (the largest source built in
+//! the command itself) and of 10M members, copied in slices on the main thread (the
+//! module's INFO gives the slices, the longest and their total, printed beside) then built
+//! on a thread, and with `bf.sf-build-slices no` built in a forked child while the client
+//! is blocked (the main thread's share is the fork, INFO's `latest_fork_usec`, printed
 //! beside it, then reading the filter back and storing it).
 //!
 //! `make bench-stall` (or `cargo bench --bench stall`). `REDBLOOM_MODULE` overrides the
@@ -236,6 +238,11 @@ fn words(line: &str) -> Vec<Vec<u8>> {
 
 /// A numeric field of an INFO section.
 fn info_field(conn: &mut Conn, section: &str, name: &str) -> u64 {
+    info_field_if_any(conn, section, name).unwrap_or_else(|| panic!("{name}"))
+}
+
+/// A numeric field of an INFO section, if the server (or module) has it.
+fn info_field_if_any(conn: &mut Conn, section: &str, name: &str) -> Option<u64> {
     let Value::Bulk(Some(info)) = conn.ok(&format!("INFO {section}")) else {
         panic!("INFO reply");
     };
@@ -244,7 +251,6 @@ fn info_field(conn: &mut Conn, section: &str, name: &str) -> u64 {
     info.lines()
         .find_map(|line| line.strip_prefix(prefix.as_str()))
         .and_then(|v| v.trim().parse().ok())
-        .unwrap_or_else(|| panic!("{name}"))
 }
 
 /// LATENCY LATEST: each event's latest figure (ms), but `command` (the whole command).
@@ -376,10 +382,19 @@ fn workloads() -> Vec<Workload> {
             },
         },
         Workload {
-            name: "SF.BUILD FROM a 10M-member SET (built in a forked child)",
+            name: "SF.BUILD FROM a 10M-member SET (copied in slices, built on a thread)",
             in_redisbloom: false,
             setup: |conn| {
                 members_set(conn, "src", 10_000_000);
+                words("SF.BUILD sf 0.01 FROM src")
+            },
+        },
+        Workload {
+            name: "SF.BUILD FROM a 10M-member SET, bf.sf-build-slices no (built in a forked child)",
+            in_redisbloom: false,
+            setup: |conn| {
+                members_set(conn, "src", 10_000_000);
+                conn.ok("CONFIG SET bf.sf-build-slices no");
                 words("SF.BUILD sf 0.01 FROM src")
             },
         },
@@ -442,6 +457,10 @@ fn workloads() -> Vec<Workload> {
 struct Sample {
     /// INFO's latest_fork_usec after the command (0: it forked no child).
     fork: Duration,
+    /// An SF.BUILD FROM copied in slices: (slices, the longest, their total, the longest
+    /// in the main thread's CPU time, how many took over 3 ms), from the module's INFO
+    /// (0 slices: none).
+    slices: (u64, Duration, Duration, Duration, u64),
     /// The server's RSS before the command.
     server_rss: u64,
     /// The latency monitor's events of more than 1 ms during the command, other than
@@ -452,6 +471,8 @@ struct Sample {
     longest_ping: Duration,
     /// The PING loop's median: this machine's noise floor.
     median_ping: Duration,
+    /// The PING loop's 99.9th percentile.
+    p999_ping: Duration,
     rss_growth: u64,
     allocated: u64,
 }
@@ -460,6 +481,7 @@ struct Sample {
 /// another with a PING loop for the stall.
 fn measure(module: &str, workload: &Workload) -> Sample {
     let fork_usec;
+    let slices;
     let server_rss;
     let events;
     let (main_thread, wall, rss_growth, allocated) = {
@@ -483,11 +505,19 @@ fn measure(module: &str, workload: &Workload) -> Sample {
         let rss_growth = server.rss_bytes().saturating_sub(rss_before);
         let allocated = used_memory(&mut conn).saturating_sub(used_before);
         fork_usec = info_field(&mut conn, "stats", "latest_fork_usec");
+        let mut sf = |name: &str| info_field_if_any(&mut conn, "bf", name).unwrap_or(0);
+        slices = (
+            sf("bf_sf_build_last_slices"),
+            Duration::from_micros(sf("bf_sf_build_last_longest_slice_usec")),
+            Duration::from_micros(sf("bf_sf_build_last_slices_usec")),
+            Duration::from_micros(sf("bf_sf_build_last_longest_slice_cpu_usec")),
+            sf("bf_sf_build_last_slices_over_3ms"),
+        );
         server_rss = rss_before;
         events = latency_events(&mut conn);
         (Duration::from_nanos(cpu), wall, rss_growth, allocated)
     };
-    let (longest_ping, median_ping) = {
+    let (longest_ping, median_ping, p999_ping) = {
         let server = Server::start(module);
         let mut conn = server.conn();
         let command = (workload.setup)(&mut conn);
@@ -513,16 +543,22 @@ fn measure(module: &str, workload: &Workload) -> Sample {
         stop.store(true, Ordering::Relaxed);
         let mut times = pinger.join().expect("the PING loop");
         times.sort();
-        (times[times.len() - 1], times[times.len() / 2])
+        (
+            times[times.len() - 1],
+            times[times.len() / 2],
+            times[times.len() * 999 / 1000],
+        )
     };
     Sample {
         fork: Duration::from_micros(fork_usec),
+        slices,
         server_rss,
         events,
         main_thread,
         wall,
         longest_ping,
         median_ping,
+        p999_ping,
         rss_growth,
         allocated,
     }
@@ -535,6 +571,9 @@ fn median(mut values: Vec<f64>) -> f64 {
 
 struct Summary {
     fork_ms: f64,
+    /// Medians of the slices' count, the longest slice, their total and the longest in
+    /// CPU time (ms), and how many took over 3 ms.
+    slices: (f64, f64, f64, f64, f64),
     server_rss_mib: f64,
     /// Each latency event's median over the rounds that logged it.
     events: Vec<(String, f64)>,
@@ -543,6 +582,7 @@ struct Summary {
     wall_ms: f64,
     longest_ping_ms: f64,
     median_ping_ms: f64,
+    p999_ping_ms: f64,
     rss_growth_mib: f64,
     allocated_gib: f64,
 }
@@ -569,6 +609,13 @@ fn summarize(samples: &[Sample]) -> Summary {
         .collect();
     Summary {
         fork_ms: median(samples.iter().map(|s| ms(s.fork)).collect()),
+        slices: (
+            median(samples.iter().map(|s| s.slices.0 as f64).collect()),
+            median(samples.iter().map(|s| ms(s.slices.1)).collect()),
+            median(samples.iter().map(|s| ms(s.slices.2)).collect()),
+            median(samples.iter().map(|s| ms(s.slices.3)).collect()),
+            median(samples.iter().map(|s| s.slices.4 as f64).collect()),
+        ),
         server_rss_mib: median(samples.iter().map(|s| s.server_rss as f64 / MIB).collect()),
         events,
         main_thread_ms,
@@ -576,6 +623,7 @@ fn summarize(samples: &[Sample]) -> Summary {
         wall_ms: median(samples.iter().map(|s| ms(s.wall)).collect()),
         longest_ping_ms: median(samples.iter().map(|s| ms(s.longest_ping)).collect()),
         median_ping_ms: median(samples.iter().map(|s| ms(s.median_ping)).collect()),
+        p999_ping_ms: median(samples.iter().map(|s| ms(s.p999_ping)).collect()),
         rss_growth_mib: median(samples.iter().map(|s| s.rss_growth as f64 / MIB).collect()),
         allocated_gib,
     }
@@ -596,6 +644,15 @@ fn print_row(module: &str, s: &Summary) {
     } else {
         String::new()
     };
+    let fork = if s.slices.0 > 0.0 {
+        format!(
+            "{fork} ({:.0} slices, {:.0} over 3 ms, the longest {:.3} ms wall / {:.3} ms CPU, \
+             in all {:.1} ms)",
+            s.slices.0, s.slices.4, s.slices.1, s.slices.3, s.slices.2
+        )
+    } else {
+        fork
+    };
     let events: Vec<String> = s
         .events
         .iter()
@@ -608,11 +665,13 @@ fn print_row(module: &str, s: &Summary) {
     };
     println!(
         "  {module:<10} main thread {:>9.3} ms{fork}{per_gib}  wall {:>9.3} ms  \
-         longest PING {:>9.3} ms (median {:.3})  used_memory +{:.2} GiB  RSS +{:.1} MiB{events}",
+         longest PING {:>9.3} ms (median {:.3}, 99.9th percentile {:.3})  used_memory +{:.2} GiB  \
+         RSS +{:.1} MiB{events}",
         s.main_thread_ms,
         s.wall_ms,
         s.longest_ping_ms,
         s.median_ping_ms,
+        s.p999_ping_ms,
         s.allocated_gib,
         s.rss_growth_mib
     );

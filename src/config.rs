@@ -4,8 +4,8 @@
 use crate::errors;
 use redbloom_core::{cuckoo, limits};
 use redis_module::configuration::{
-    register_i64_configuration, register_string_configuration, ConfigurationContext,
-    ConfigurationFlags, ConfigurationValue,
+    register_enum_configuration, register_i64_configuration, register_string_configuration,
+    ConfigurationContext, ConfigurationFlags, ConfigurationValue,
 };
 use redis_module::{Context, RedisError, RedisString};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -48,6 +48,38 @@ pub static CF_EXPANSION: Setting = Setting::new(limits::CF_DEFAULT_EXPANSION as 
 pub static CF_MAX_EXPANSIONS: Setting = Setting::new(limits::CF_DEFAULT_MAX_EXPANSIONS as u64);
 /// Largest memory one filter may use (as MEMORY USAGE counts it, without the key).
 pub static MAX_FILTER_BYTES: Setting = Setting::new(limits::DEFAULT_MAX_FILTER_BYTES);
+
+/// How `SF.BUILD ... FROM` copies a large source (`bf.sf-build-slices`): in slices on the
+/// main thread, the default, or by forking at once (`no`); `hold` (for tests) starts the
+/// copy with one slice, then holds it (and its fallback) until set back to `yes`.
+pub static SF_BUILD_SLICES: Setting = Setting::new(SfBuildSlices::yes as u64);
+
+redis_module::enum_configuration! {
+    #[allow(non_camel_case_types)]
+    #[derive(Debug, PartialEq, Eq)]
+    pub enum SfBuildSlices {
+        no = 0,
+        yes = 1,
+        hold = 2,
+    }
+}
+
+impl SfBuildSlices {
+    /// The current setting.
+    pub fn get() -> SfBuildSlices {
+        SfBuildSlices::try_from(SF_BUILD_SLICES.get() as i32).unwrap_or(SfBuildSlices::yes)
+    }
+}
+
+impl ConfigurationValue<SfBuildSlices> for Setting {
+    fn get(&self, _ctx: &ConfigurationContext) -> SfBuildSlices {
+        SfBuildSlices::try_from(Setting::get(self) as i32).unwrap_or(SfBuildSlices::yes)
+    }
+    fn set(&self, _ctx: &ConfigurationContext, value: SfBuildSlices) -> Result<(), RedisError> {
+        Setting::set(self, i32::from(value) as u64);
+        Ok(())
+    }
+}
 
 /// Parameters of a Cuckoo filter created without explicit options.
 pub fn cf_defaults() -> redbloom_core::cuckoo::CuckooParams {
@@ -167,6 +199,14 @@ pub fn register(ctx: &Context) {
         &BF_ERROR_RATE_CONFIG,
         &BF_ERROR_RATE.get_f64().to_string(),
         flags,
+        None,
+    );
+    register_enum_configuration(
+        ctx,
+        "sf-build-slices",
+        &SF_BUILD_SLICES,
+        SfBuildSlices::yes,
+        ConfigurationFlags::DEFAULT,
         None,
     );
     crate::api::config::load_configs(ctx);

@@ -99,6 +99,10 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
         ctx.log_warning(&message);
         return Status::Err;
     }
+    if let Err(message) = api::events::watch_key_changes(ctx, sf::key_changed) {
+        ctx.log_warning(&message);
+        return Status::Err;
+    }
     api::info::register_info(ctx, stats::info);
     for command in commands() {
         if let Err(message) = register_command(ctx, &command) {

@@ -37,13 +37,20 @@ pub fn info(ctx: &redis_module::InfoContext) {
                 section = section.field(&format!("{}_{field}", stats.name), value)?;
             }
         }
-        section
+        let builder = section
             .build_section()?
             .add_section("config")
             .field(
                 "max_filter_bytes",
                 crate::config::MAX_FILTER_BYTES.get() as i64,
             )?
+            .build_section()?;
+        // SF.BUILD FROM copies in slices (src/sf/slices.rs).
+        let mut section = builder.add_section("sf");
+        for (field, value) in crate::sf::slice_info() {
+            section = section.field(field, value as i64)?;
+        }
+        section
             .build_section()?
             // MODULE LIST shows the RedisBloom version redbloom answers like; its own is here.
             .add_section("defrag")

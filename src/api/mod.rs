@@ -21,4 +21,5 @@ pub mod panic;
 pub mod replication;
 pub mod replies;
 pub mod source;
+pub mod timer;
 pub mod types;

@@ -28,6 +28,7 @@ pub struct Source {
     list: &'static CStr,
     count: &'static CStr,
     members: u64,
+    key_type: c_int,
 }
 
 /// Opens the key at argument `i`: a set, a sorted set or a hash, and how many members
@@ -57,6 +58,7 @@ pub fn open_source(ctx: &Context, args: &Args, i: usize) -> Result<Source, Sourc
         list,
         count,
         members,
+        key_type,
     })
 }
 
@@ -191,4 +193,92 @@ pub fn scan_members<F: FnMut(&[u8])>(
         raw::RedisModule_CloseKey.unwrap()(handle);
     }
     Ok(())
+}
+
+/// How one slice of a [`SlicedScan`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slice {
+    /// Out of time: more members to visit in a later slice.
+    More,
+    /// Every member was visited.
+    Done,
+    /// The source is gone or not the value the scan began on (another type or another
+    /// length: a write that published no keyspace event).
+    Changed,
+}
+
+/// A scan of a source in slices, on the main thread, between which the server serves
+/// other clients (`RedisModule_ScanKey` resumes from its cursor). The key is opened again
+/// for each slice: a key handle must not outlive the callback that opened it.
+pub struct SlicedScan {
+    cursor: *mut raw::RedisModuleScanCursor,
+    key_type: c_int,
+    members: u64,
+}
+
+/// ScanKey calls between two looks at the clock (one call visits one bucket of the
+/// source's hash table: about one member).
+const CALLS_PER_CLOCK: usize = 128;
+
+impl SlicedScan {
+    /// A scan of `source` from its first member.
+    pub fn new(source: &Source) -> SlicedScan {
+        SlicedScan {
+            cursor: unsafe { raw::RedisModule_ScanCursorCreate.unwrap()() },
+            key_type: source.key_type,
+            members: source.members,
+        }
+    }
+
+    /// Continues the scan of the key at argument `i` until every member was visited or
+    /// `deadline` passed, calling `each` with each member visited (some possibly twice, as
+    /// any scan of a hash table).
+    pub fn step<F: FnMut(&[u8])>(
+        &mut self,
+        ctx: &Context,
+        args: &Args,
+        i: usize,
+        deadline: std::time::Instant,
+        mut each: F,
+    ) -> Slice {
+        let Some(scan) = (unsafe { raw::RedisModule_ScanKey }) else {
+            return Slice::Changed;
+        };
+        unsafe {
+            let handle = raw::RedisModule_OpenKey.unwrap()(
+                ctx.ctx,
+                args.raw(i),
+                raw::REDISMODULE_READ as c_int,
+            )
+            .cast::<raw::RedisModuleKey>();
+            if handle.is_null() {
+                return Slice::Changed;
+            }
+            let same = raw::RedisModule_KeyType.unwrap()(handle.cast()) == self.key_type
+                && raw::RedisModule_ValueLength.unwrap()(handle.cast()) as u64 == self.members;
+            let data = (&mut each as *mut F).cast::<c_void>();
+            let outcome = if !same {
+                Slice::Changed
+            } else {
+                'slice: loop {
+                    for _ in 0..CALLS_PER_CLOCK {
+                        if scan(handle, self.cursor, Some(scanned::<F>), data) == 0 {
+                            break 'slice Slice::Done;
+                        }
+                    }
+                    if std::time::Instant::now() >= deadline {
+                        break Slice::More;
+                    }
+                }
+            };
+            raw::RedisModule_CloseKey.unwrap()(handle);
+            outcome
+        }
+    }
+}
+
+impl Drop for SlicedScan {
+    fn drop(&mut self) {
+        unsafe { raw::RedisModule_ScanCursorDestroy.unwrap()(self.cursor) };
+    }
 }

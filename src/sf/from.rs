@@ -38,13 +38,13 @@ use std::sync::Mutex;
 pub const FROM_SYNC_MAX_MEMBERS: u64 = 20_000;
 
 /// The source is argument 4: `SF.BUILD key error_rate FROM source`.
-const SOURCE: usize = 4;
+pub(super) const SOURCE: usize = 4;
 
 fn error(text: &'static str) -> RedisError {
     RedisError::Str(text)
 }
 
-fn source_error(e: SourceError) -> RedisError {
+pub(super) fn source_error(e: SourceError) -> RedisError {
     match e {
         SourceError::Missing => error(errors::NOT_FOUND),
         SourceError::WrongType => RedisError::WrongType,
@@ -71,35 +71,68 @@ pub fn build_from(ctx: &Context, args: &Args, rate: f64, key: &Key) -> RedisResu
     source
         .check_readable(ctx, args, SOURCE)
         .map_err(source_error)?;
+    if crate::config::SfBuildSlices::get() != crate::config::SfBuildSlices::no {
+        if let Some(reply) = super::slices::start(ctx, args, rate, &source) {
+            return reply;
+        }
+    }
+    let started = fork_build(ctx, args, rate, source.members()).map_err(error)?;
+    start_job(started, block::<Built>(ctx), args.to_owned());
+    Ok(RedisValue::NoReply)
+}
+
+/// A child forked by [`fork_build`], seen from the server.
+pub(super) struct Started {
+    pid: i32,
+    file: SharedFile,
+    max_bytes: u64,
+    too_large: &'static str,
+}
+
+/// Forks the child that builds the filter of the source at argument 4 as it is now, of
+/// `members` members (from a command or a main-thread callback whose database is the
+/// source's); the server then goes on with the child's pid and the file it writes to.
+pub(super) fn fork_build(
+    ctx: &Context,
+    args: &Args,
+    rate: f64,
+    members: u64,
+) -> Result<Started, &'static str> {
     let file = SharedFile::new().map_err(|e| {
         log_warning(format!(
             "redbloom: SF.BUILD FROM: no memfd for the child ({e})"
         ));
-        error(errors::SF_FROM_CHILD_FAILED)
+        errors::SF_FROM_CHILD_FAILED
     })?;
     let max_bytes = max_bytes(ctx);
     let too_large = crate::write::too_large();
     on_fork_child_died(forgotten);
     match fork(done) {
-        Ok(Forked::Child) => child(ctx, args, rate, source.members(), max_bytes, &file),
-        Ok(Forked::Parent(pid)) => {
-            let client = block::<Built>(ctx);
-            *jobs() = Some(Job {
-                pid,
-                client,
-                file,
-                args: args.to_owned(),
-                max_bytes,
-                too_large,
-            });
-            Ok(RedisValue::NoReply)
-        }
-        Err(ForkError::Busy) => Err(error(errors::SF_FROM_BUSY)),
+        Ok(Forked::Child) => child(ctx, args, rate, members, max_bytes, &file),
+        Ok(Forked::Parent(pid)) => Ok(Started {
+            pid,
+            file,
+            max_bytes,
+            too_large,
+        }),
+        Err(ForkError::Busy) => Err(errors::SF_FROM_BUSY),
         Err(ForkError::Failed(e)) => {
             log_warning(format!("redbloom: SF.BUILD FROM could not fork ({e})"));
-            Err(error(errors::SF_FROM_CHILD_FAILED))
+            Err(errors::SF_FROM_CHILD_FAILED)
         }
     }
+}
+
+/// The build in the child `started` answers `client` when the child is done.
+pub(super) fn start_job(started: Started, client: Blocked<Built>, args: OwnedArgs) {
+    *jobs() = Some(Job {
+        pid: started.pid,
+        client,
+        file: started.file,
+        args,
+        max_bytes: started.max_bytes,
+        too_large: started.too_large,
+    });
 }
 
 /// A build running in a forked child. Only main-thread callbacks touch it.
@@ -257,7 +290,7 @@ fn done(exitcode: i32, bysignal: i32) {
         log_warning(format!(
             "redbloom: SF.BUILD FROM: the child exited with code {exitcode}, signal {bysignal}"
         ));
-        let result = Err(errors::SF_FROM_CHILD_FAILED);
+        let result = Err(error(errors::SF_FROM_CHILD_FAILED));
         return client.answer(Built { args, result });
     }
     // Reading the filter back (tens of MB for 10M members: copies, page faults, the
@@ -273,7 +306,8 @@ fn done(exitcode: i32, bysignal: i32) {
         .name("redbloom-sf-read".into())
         .spawn(move || {
             let result = std::panic::catch_unwind(|| read_back(&read))
-                .unwrap_or(Err(errors::INTERNAL_ERROR));
+                .unwrap_or(Err(errors::INTERNAL_ERROR))
+                .map_err(error);
             client.answer(Built { args, result });
         });
     if let Err(e) = spawned {
@@ -295,19 +329,20 @@ fn forgotten() {
     let Job { client, args, .. } = job;
     client.answer(Built {
         args,
-        result: Err(errors::SF_FROM_CHILD_FAILED),
+        result: Err(error(errors::SF_FROM_CHILD_FAILED)),
     });
 }
 
-/// A child's outcome, answered on the main thread.
-struct Built {
-    args: OwnedArgs,
-    result: Result<StaticFilter, &'static str>,
+/// A build's outcome (from a child or from a copy in slices), answered on the main
+/// thread.
+pub(super) struct Built {
+    pub(super) args: OwnedArgs,
+    pub(super) result: Result<StaticFilter, RedisError>,
 }
 
 impl Answer for Built {
     fn answer(self, ctx: &Context) -> RedisResult {
-        let filter = self.result.map_err(error)?;
+        let filter = self.result?;
         let args = self.args.args();
         let key = Key::open(ctx, &args, 1, true);
         match key.state::<StaticFilter>(&STATIC_TYPE) {
@@ -317,6 +352,9 @@ impl Answer for Built {
     }
 
     fn disconnected(id: BlockedId) {
+        if super::slices::disconnected(id) {
+            return;
+        }
         let job = {
             let mut jobs = jobs();
             match jobs.as_ref() {

@@ -47,7 +47,7 @@ fn error_rate(args: &Args, i: usize) -> Result<f64, RedisError> {
     Ok(rate)
 }
 
-fn build_error(e: BuildError) -> RedisError {
+pub(super) fn build_error(e: BuildError) -> RedisError {
     match e {
         BuildError::BadErrorRate => error(errors::ERROR_RATE_RANGE),
         BuildError::TooManyItems => error(errors::SF_TOO_MANY_ITEMS),

@@ -5,11 +5,13 @@
 mod commands;
 mod from;
 mod handlers;
+mod slices;
 pub mod value;
 
 use crate::command_table::Family;
 
 pub use from::FROM_SYNC_MAX_MEMBERS;
+pub use slices::{info as slice_info, key_changed};
 
 /// The module's ACL category for SF.* (redbloom's own).
 pub const ACL_CATEGORY: &str = "sf";

@@ -2,8 +2,10 @@
 //! server keeps serving; the same bytes as ITEMS, a point-in-time view, a key created
 //! meanwhile never overwritten, every failure a clear error that leaves nothing.
 //!
-//! The tests freeze the child with SIGSTOP (found among the server's child processes) to
-//! act while the build is known to be running, so nothing depends on timing.
+//! A large source is copied in slices by default (tests/it/sf/from_slices.rs); these tests
+//! set `bf.sf-build-slices no`, which forks at once, the path a copy falls back to. They
+//! freeze the child with SIGSTOP (found among the server's child processes) to act while
+//! the build is known to be running, so nothing depends on timing.
 
 use super::mexists;
 use crate::support::ceiling::TOO_LARGE;
@@ -15,15 +17,15 @@ use crate::support::{
 use redbloom::sf::FROM_SYNC_MAX_MEMBERS;
 
 /// Members per source: well above the synchronous limit.
-const N: usize = 300_000;
+pub(super) const N: usize = 300_000;
 
-const CANNOT_BLOCK: &str = "ERR SF.BUILD FROM a source of more than 20000 members blocks the client, which MULTI and scripts do not allow";
-const BUSY: &str = "ERR SF.BUILD FROM needs a child process, and another one (BGSAVE, AOF rewrite or another build) is running; try again later";
+pub(super) const CANNOT_BLOCK: &str = "ERR SF.BUILD FROM a source of more than 20000 members blocks the client, which MULTI and scripts do not allow";
+pub(super) const BUSY: &str = "ERR SF.BUILD FROM needs a child process, and another one (BGSAVE, AOF rewrite or another build) is running; try again later";
 const CHILD_FAILED: &str =
     "ERR SF.BUILD FROM: the child process building the filter failed (see the server log)";
 
 /// `m0 .. m{n-1}` into `key`, a set, sorted set or hash (`SADD`, `ZADD`, `HSET`).
-fn fill(conn: &mut RawConnection, command: &str, key: &str, n: usize) {
+pub(super) fn fill(conn: &mut RawConnection, command: &str, key: &str, n: usize) {
     let batches: Vec<Vec<String>> = (0..n)
         .step_by(1000)
         .map(|start| {
@@ -44,7 +46,7 @@ fn fill(conn: &mut RawConnection, command: &str, key: &str, n: usize) {
 }
 
 /// The SCANDUMP of `SF.BUILD key rate ITEMS m0 .. m{n-1}` (built under `key`).
-fn items_dump(
+pub(super) fn items_dump(
     conn: &mut RawConnection,
     key: &str,
     rate: &str,
@@ -54,7 +56,7 @@ fn items_dump(
     scandump(conn, "SF.SCANDUMP", key)
 }
 
-fn forks(conn: &mut RawConnection) -> i64 {
+pub(super) fn forks(conn: &mut RawConnection) -> i64 {
     info_field(conn, "stats", "total_forks").parse().unwrap()
 }
 
@@ -108,6 +110,13 @@ impl Drop for Frozen {
     }
 }
 
+/// A server whose large FROM builds fork at once (no copy in slices).
+fn forking_server() -> Server {
+    let server = Server::start();
+    expect(&mut server.raw(), "CONFIG SET bf.sf-build-slices no", ok());
+    server
+}
+
 /// Sends `SF.BUILD key rate FROM source` on `conn` without reading the reply, waits for
 /// the child and stops it (SIGSTOP): the build is then running, and stays so.
 fn start_frozen(server: &Server, conn: &mut RawConnection, key: &str, source: &str) -> Frozen {
@@ -135,7 +144,7 @@ fn start_frozen(server: &Server, conn: &mut RawConnection, key: &str, source: &s
 #[test]
 fn large_sources_build_in_a_child_with_the_bytes_of_items() {
     assert!((N as u64) > 5 * FROM_SYNC_MAX_MEMBERS);
-    let server = Server::start();
+    let server = forking_server();
     let mut conn = server.raw();
     fill(&mut conn, "SADD", "set", N);
     fill(&mut conn, "ZADD", "zset", N);
@@ -189,7 +198,7 @@ fn large_sources_build_in_a_child_with_the_bytes_of_items() {
 
 #[test]
 fn the_server_serves_while_the_child_builds_a_point_in_time_view() {
-    let server = Server::start();
+    let server = forking_server();
     let mut conn = server.raw();
     fill(&mut conn, "SADD", "set", N);
     let reference = items_dump(&mut conn, "items", "0.01", N);
@@ -222,7 +231,7 @@ fn the_server_serves_while_the_child_builds_a_point_in_time_view() {
 
 #[test]
 fn a_killed_child_or_a_gone_client_leaves_nothing() {
-    let server = Server::start();
+    let server = forking_server();
     let mut conn = server.raw();
     fill(&mut conn, "SADD", "set", N);
     let child = start_frozen(&server, &mut conn, "f", "set");
@@ -255,7 +264,7 @@ fn a_killed_child_or_a_gone_client_leaves_nothing() {
 
 #[test]
 fn transactions_scripts_and_a_running_bgsave_refuse_a_large_source() {
-    let server = Server::start();
+    let server = forking_server();
     let mut conn = server.raw();
     fill(&mut conn, "SADD", "set", N);
     fill(&mut conn, "SADD", "small", 100);
@@ -304,17 +313,28 @@ fn replicas_and_the_aof_hold_the_bytes_of_a_child_build() {
     let replica = start_replica(&master);
     let mut m = master.raw();
     fill(&mut m, "SADD", "set", N);
+    // f copied in slices, g built in a child.
     expect(&mut m, "SF.BUILD f 0.01 FROM set", ok());
+    expect(&mut m, "CONFIG SET bf.sf-build-slices no", ok());
+    let before = forks(&mut m);
+    expect(&mut m, "SF.BUILD g 0.01 FROM set", ok());
+    assert_eq!(forks(&mut m), before + 1);
     expect(&mut m, "DEL set", int(1));
     wait_for_replicas(&mut m, 1);
     let state = |conn: &mut RawConnection| {
         [
             conn.call(&["DUMP", "f"]),
             conn.call(&["DEBUG", "DIGEST-VALUE", "f"]),
+            conn.call(&["DUMP", "g"]),
+            conn.call(&["DEBUG", "DIGEST-VALUE", "g"]),
         ]
     };
     let expected = state(&mut m);
     assert!(matches!(&expected[0], Reply::Bulk(Some(_))));
+    assert_eq!(
+        expected[0], expected[2],
+        "the same filter by slices and by a child"
+    );
     assert_eq!(state(&mut replica.raw()), expected, "replica");
     wait_for_bgsave(&mut m);
     drop(m);

@@ -4,6 +4,7 @@
 mod commands;
 mod defrag;
 mod from_child;
+mod from_slices;
 mod persistence;
 
 use crate::support::RawConnection;
