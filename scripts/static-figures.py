@@ -5,7 +5,9 @@ N items ("user:<i>"), on one fresh server with the release module.
 
     scripts/static-figures.py /path/to/libredbloom.so [N] [redis-server]
 
-Server CPU per item is INFO commandstats' usec over the items the commands carried.
+Server CPU per item is INFO commandstats' usec over the items the commands carried. With
+STATIC_CHART=DIR (matplotlib installed) it also writes DIR/static-memory.csv and
+DIR/static-memory.svg: the bits per item of each structure, the chart of docs/static.md.
 """
 import os, socket, subprocess, sys, tempfile, time
 
@@ -80,8 +82,10 @@ try:
             c.read()
     print("N = %d, error rate 0.01" % n)
     print("SF.BUILD: %.0f ms of server CPU, %.1f M items/s" % (build_usec / 1000, n / build_usec))
+    memory = []
     for key, name in (("sf", "SF"), ("bf", "BF"), ("bfns", "BF NONSCALING"), ("cf", "CF"), ("set", "SET")):
         m = c.call("MEMORY", "USAGE", key, "SAMPLES", "0")
+        memory.append((name, m, m * 8 / n))
         print("%-14s MEMORY USAGE %11d bytes  %6.2f bits/item" % (name, m, m * 8 / n))
     # False positives on N absent items, and server CPU per query item (batches of 100).
     queries = ["absent:%d" % i for i in range(n)]
@@ -111,3 +115,34 @@ try:
 finally:
     proc.terminate()
     proc.wait()
+
+def chart(out, rows):
+    import math, matplotlib
+    matplotlib.use("svg")
+    import matplotlib.pyplot as plt
+    plt.rcParams["svg.fonttype"] = "none"
+    with open(os.path.join(out, "static-memory.csv"), "w") as f:
+        f.write("structure,bytes,bits per item\n")
+        for name, m, bits in rows:
+            f.write("%s,%d,%.2f\n" % (name, m, bits))
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    names = [name for name, _, _ in rows]
+    bits = [b for _, _, b in rows]
+    bars = ax.barh(names[::-1], bits[::-1], color=["#888888", "#d08c3c", "#6a9fd4", "#3c78b4", "#2e8b57"])
+    for bar, b in zip(bars, bits[::-1]):
+        ax.annotate("%.2f" % b, (bar.get_width(), bar.get_y() + bar.get_height() / 2),
+                    textcoords="offset points", xytext=(4, -3), fontsize=8)
+    bound = -math.log2(0.01)
+    ax.axvline(bound, color="grey", linestyle=":", linewidth=0.8,
+               label="information-theoretic bound at 1 %%: %.2f bits" % bound)
+    ax.set_xscale("log")
+    ax.set_xlim(4, max(bits) * 2.5)
+    ax.set_xlabel("MEMORY USAGE, bits per item (log scale)")
+    ax.set_title("%s items at error rate 0.01 (the SET: the items themselves)" % format(n, ","))
+    ax.grid(alpha=0.3, axis="x", which="both")
+    ax.legend(fontsize=7, loc="upper right")
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "static-memory.svg"), metadata={"Date": None})
+
+if os.environ.get("STATIC_CHART"):
+    chart(os.environ["STATIC_CHART"], memory)
