@@ -74,6 +74,24 @@ impl<'a> Input<'a> {
     }
 }
 
+/// Feeds the chunks `[(i64 iterator, u16 length, data)...]` of `chunks` to `load` (a
+/// LOADCHUNK decoder), in order; a chunk it refuses must leave the filter as it was.
+pub fn load_chunks<F: Clone + PartialEq + std::fmt::Debug, E>(
+    filter: &mut F,
+    mut chunks: Input<'_>,
+    load: impl Fn(&mut F, i64, &[u8]) -> Result<(), E>,
+) {
+    while !chunks.is_empty() {
+        let iter = chunks.i64();
+        let len = usize::from(chunks.u16());
+        let data = chunks.bytes(len);
+        let before = filter.clone();
+        if load(filter, iter, data).is_err() {
+            assert_eq!(*filter, before, "a refused chunk changed the filter");
+        }
+    }
+}
+
 /// An RDB field stream from bytes: tag byte, then the value (small unsigned, full unsigned,
 /// double bits, or a buffer with a 16-bit length).
 pub fn fields_from(input: &mut Input) -> Fields {

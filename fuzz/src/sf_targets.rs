@@ -2,7 +2,7 @@
 //! decoder, each followed by using what was accepted (lookups, SCANDUMP → LOADCHUNK and
 //! RDB save → load give back the same filter; a refused chunk changes nothing).
 
-use crate::{fields_from, Input, MAX_BYTES};
+use crate::{fields_from, load_chunks, Input, MAX_BYTES};
 use redbloom_core::rdb::{self, Fields};
 use redbloom_core::static_filter::dump as static_dump;
 use redbloom_core::static_filter::{item_key, StaticFilter};
@@ -38,16 +38,7 @@ pub fn sf_dump(data: &[u8]) {
     let Ok(mut filter) = static_dump::filter_from_header(header, MAX_BYTES) else {
         return;
     };
-    let mut chunks = input.split();
-    while !chunks.is_empty() {
-        let iter = chunks.i64();
-        let len = usize::from(chunks.u16());
-        let data = chunks.bytes(len);
-        let before = filter.clone();
-        if static_dump::load_chunk(&mut filter, iter, data).is_err() {
-            assert_eq!(filter, before, "a refused chunk changed the filter");
-        }
-    }
+    load_chunks(&mut filter, input.split(), static_dump::load_chunk);
     exercise(filter, &mut input);
 }
 

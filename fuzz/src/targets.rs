@@ -4,8 +4,8 @@
 //! passing without the fuzzing toolchain.
 
 use crate::{
-    exercise_chain, exercise_counting, exercise_cuckoo, exercise_window, fields_from, Input,
-    MAX_BYTES,
+    exercise_chain, exercise_counting, exercise_cuckoo, exercise_window, fields_from, load_chunks,
+    Input, MAX_BYTES,
 };
 use redbloom_core::bloom::chain::{AddOutcome, Chain};
 use redbloom_core::bloom::dump as bloom_dump;
@@ -26,16 +26,7 @@ pub fn bf_dump(data: &[u8]) {
         return;
     };
     assert!(chain.links_are_consistent());
-    let mut chunks = input.split();
-    while !chunks.is_empty() {
-        let iter = chunks.i64();
-        let len = usize::from(chunks.u16());
-        let data = chunks.bytes(len);
-        let before = chain.clone();
-        if bloom_dump::load_chunk(&mut chain, iter, data).is_err() {
-            assert_eq!(chain, before, "a refused chunk changed the filter");
-        }
-    }
+    load_chunks(&mut chain, input.split(), bloom_dump::load_chunk);
     exercise_chain(chain, &mut input);
 }
 
@@ -48,16 +39,7 @@ pub fn cf_dump(data: &[u8]) {
     let Ok(mut filter) = cuckoo_dump::filter_from_header(header, MAX_BYTES) else {
         return;
     };
-    let mut chunks = input.split();
-    while !chunks.is_empty() {
-        let pos = chunks.i64();
-        let len = usize::from(chunks.u16());
-        let data = chunks.bytes(len);
-        let before = filter.clone();
-        if cuckoo_dump::load_chunk(&mut filter, pos, data).is_err() {
-            assert_eq!(filter, before, "a refused chunk changed the filter");
-        }
-    }
+    load_chunks(&mut filter, input.split(), cuckoo_dump::load_chunk);
     exercise_cuckoo(filter, &mut input);
 }
 
@@ -72,16 +54,7 @@ pub fn cbf_dump(data: &[u8]) {
         return;
     };
     assert!(chain.is_valid());
-    let mut chunks = input.split();
-    while !chunks.is_empty() {
-        let iter = chunks.i64();
-        let len = usize::from(chunks.u16());
-        let data = chunks.bytes(len);
-        let before = chain.clone();
-        if counting_dump::load_chunk(&mut chain, iter, data).is_err() {
-            assert_eq!(chain, before, "a refused chunk changed the filter");
-        }
-    }
+    load_chunks(&mut chain, input.split(), counting_dump::load_chunk);
     exercise_counting(chain, &mut input);
 }
 
@@ -407,16 +380,7 @@ pub fn wbf_dump(data: &[u8]) {
         return;
     };
     assert!(filter.is_valid());
-    let mut chunks = input.split();
-    while !chunks.is_empty() {
-        let iter = chunks.i64();
-        let len = usize::from(chunks.u16());
-        let data = chunks.bytes(len);
-        let before = filter.clone();
-        if window_dump::load_chunk(&mut filter, iter, data).is_err() {
-            assert_eq!(filter, before, "a refused chunk changed the filter");
-        }
-    }
+    load_chunks(&mut filter, input.split(), window_dump::load_chunk);
     exercise_window(filter, &mut input);
 }
 
