@@ -11,7 +11,10 @@
 # server's work but its timer events) and `module_command` (inside the module's command). The callgrind
 # file stays in $OUT (default /tmp/ipc.<port>.out) for `callgrind_annotate --inclusive=yes`.
 # `__rand_int__` in COMMAND is a random number below 1000000, 12 digits (as redis-benchmark
-# -r writes it), the same sequence in every run (SEED, default 1); WARM (default COMMAND) is
+# -r writes it), the same sequence in every run (SEED, default 1); `__rand_skew__` is a
+# skewed one (x mod (1 + y), x below 2^32 and y below 10000: small numbers far more often,
+# as the end-to-end benchmark's Top-K items, so a Top-K keeps heavy hitters that come
+# back); WARM (default COMMAND) is
 # the command of the 500 calls sent before counting.
 # PORT (default 17300 + a random offset) and EXTRA_ARGS (extra server arguments) tune it.
 set -euo pipefail
@@ -47,6 +50,10 @@ commands() { # COUNT SEED COMMAND
         arg = args[a]
         while ((at = index(arg, "__rand_int__")) > 0)
           arg = substr(arg, 1, at - 1) sprintf("%012d", int(rand() * 1000000)) substr(arg, at + 12)
+        while ((at = index(arg, "__rand_skew__")) > 0) {
+          skew = int(rand() * 4294967296) % (1 + int(rand() * 10000))
+          arg = substr(arg, 1, at - 1) skew substr(arg, at + 13)
+        }
         printf "$%d\r\n%s\r\n", length(arg), arg
       }
     }

@@ -1,8 +1,8 @@
-//! The server's calls on every key command's path (open, type, value, close) and on the
-//! one-double replies, called without testing their `Option` each time (a test and a
-//! branch per call, ~5 % of a TDIGEST.MIN's own instructions): [`check`] makes sure at
-//! load that each is there, and the module refuses to load otherwise (every server
-//! redbloom supports has them all).
+//! The server's calls on every key command's path (open, type, value, close), on the
+//! one-double replies and on the INFO-style replies, called without testing their
+//! `Option` each time (a test and a branch per call, ~5 % of a TDIGEST.MIN's own
+//! instructions): [`check`] makes sure at load that each is there, and the module refuses
+//! to load otherwise (every server redbloom supports has them all).
 
 use redis_module::raw;
 
@@ -25,6 +25,15 @@ pub fn check() -> Result<(), String> {
             (
                 "ReplyWithDouble",
                 { raw::RedisModule_ReplyWithDouble }.is_some(),
+            ),
+            ("ReplyWithMap", { raw::RedisModule_ReplyWithMap }.is_some()),
+            (
+                "ReplyWithSimpleString",
+                { raw::RedisModule_ReplyWithSimpleString }.is_some(),
+            ),
+            (
+                "ReplyWithLongLong",
+                { raw::RedisModule_ReplyWithLongLong }.is_some(),
             ),
         ]
     };
@@ -80,4 +89,33 @@ pub(super) unsafe fn module_value_of(key: KeyHandle) -> *mut std::ffi::c_void {
 pub(super) unsafe fn reply_with_double(ctx: Ctx, value: f64) {
     // SAFETY: present (`check`); `ctx` is the command's context.
     unsafe { raw::RedisModule_ReplyWithDouble.unwrap_unchecked()(ctx, value) };
+}
+
+/// `RedisModule_ReplyWithMap`.
+#[inline(always)]
+pub(super) unsafe fn reply_with_map(ctx: Ctx, len: std::os::raw::c_long) {
+    // SAFETY: present (`check`); `ctx` is the command's context.
+    unsafe { raw::RedisModule_ReplyWithMap.unwrap_unchecked()(ctx, len) };
+}
+
+/// The server's `RedisModule_ReplyWithSimpleString`, for a reply that makes many calls.
+pub(super) type SimpleStringFn =
+    unsafe extern "C" fn(Ctx, *const std::os::raw::c_char) -> std::os::raw::c_int;
+
+/// The server's `RedisModule_ReplyWithLongLong`, for a reply that makes many calls.
+pub(super) type LongLongFn =
+    unsafe extern "C" fn(Ctx, std::os::raw::c_longlong) -> std::os::raw::c_int;
+
+/// `RedisModule_ReplyWithSimpleString` itself.
+#[inline(always)]
+pub(super) fn simple_string_fn() -> SimpleStringFn {
+    // SAFETY: present (`check`); reading the pointer the server set at load.
+    unsafe { raw::RedisModule_ReplyWithSimpleString.unwrap_unchecked() }
+}
+
+/// `RedisModule_ReplyWithLongLong` itself.
+#[inline(always)]
+pub(super) fn long_long_fn() -> LongLongFn {
+    // SAFETY: present (`check`); reading the pointer the server set at load.
+    unsafe { raw::RedisModule_ReplyWithLongLong.unwrap_unchecked() }
 }

@@ -318,26 +318,20 @@ pub fn reply_field_values(
 /// up again), and each field is two calls of straight-line code.
 pub struct FieldsReply {
     ctx: *mut raw::RedisModuleCtx,
-    label: unsafe extern "C" fn(*mut raw::RedisModuleCtx, *const c_char) -> c_int,
-    integer: unsafe extern "C" fn(*mut raw::RedisModuleCtx, std::os::raw::c_longlong) -> c_int,
+    label: super::calls::SimpleStringFn,
+    integer: super::calls::LongLongFn,
 }
 
 impl FieldsReply {
     /// A reply of `len` labelled fields.
     #[inline(always)]
     pub fn labelled(ctx: &Context, len: usize) -> FieldsReply {
-        let len = len as std::os::raw::c_long;
-        unsafe {
-            match raw::RedisModule_ReplyWithMap {
-                Some(map) => map(ctx.ctx, len),
-                // A server without maps has no RESP3 modules' replies: the flat array.
-                None => raw::RedisModule_ReplyWithArray.unwrap()(ctx.ctx, 2 * len),
-            };
-            FieldsReply {
-                ctx: ctx.ctx,
-                label: raw::RedisModule_ReplyWithSimpleString.unwrap(),
-                integer: raw::RedisModule_ReplyWithLongLong.unwrap(),
-            }
+        // SAFETY: the command's context.
+        unsafe { super::calls::reply_with_map(ctx.ctx, len as std::os::raw::c_long) };
+        FieldsReply {
+            ctx: ctx.ctx,
+            label: super::calls::simple_string_fn(),
+            integer: super::calls::long_long_fn(),
         }
     }
 

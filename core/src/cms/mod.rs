@@ -15,7 +15,7 @@ pub mod rdb;
 #[cfg(test)]
 mod tests;
 
-use crate::hash::Murmur2Item;
+use crate::hash::RowHashes;
 use crate::memory::zeroed_bytes;
 
 /// Bytes per counter.
@@ -144,9 +144,9 @@ impl CountMinSketch {
 
     /// The index of `item`'s counter in `row`.
     #[inline]
-    fn cell(&self, item: &Murmur2Item, row: u64) -> usize {
+    fn cell(&self, item: &RowHashes, row: u64) -> usize {
         // RedisBloom passes the row index (a size_t) as MurmurHash2's 32-bit seed.
-        let hash = item.hash(row as u32);
+        let hash = item.row(row as u32);
         (u64::from(hash) % self.width + row * self.width) as usize
     }
 
@@ -167,7 +167,7 @@ impl CountMinSketch {
     /// the count (wrapping); returns the item's new estimate. An estimate of `u32::MAX`
     /// is what RedisBloom reports as `CMS: INCRBY overflow`.
     pub fn incr_by(&mut self, item: &[u8], value: u64) -> u32 {
-        let item = Murmur2Item::new(item);
+        let item = RowHashes::new(item, None);
         let mut estimate = u32::MAX;
         for row in 0..self.depth {
             let cell = self.cell(&item, row);
@@ -182,7 +182,7 @@ impl CountMinSketch {
 
     /// The estimate of `item`: the smallest of its counters.
     pub fn query(&self, item: &[u8]) -> u32 {
-        let item = Murmur2Item::new(item);
+        let item = RowHashes::new(item, None);
         let mut estimate = u32::MAX;
         for row in 0..self.depth {
             estimate = estimate.min(self.get(self.cell(&item, row)));

@@ -33,7 +33,7 @@ pub mod rdb;
 #[cfg(test)]
 mod tests;
 
-use crate::hash::{murmur2_32, Murmur2Item};
+use crate::hash::{murmur2_32, Columns, RowHashes};
 use crate::memory::{zeroed_bytes, OutOfMemory};
 
 /// The fingerprint seed (RedisBloom's `GA`).
@@ -104,6 +104,8 @@ pub struct TopK {
     width: u32,
     depth: u32,
     decay: f64,
+    /// `width`, as a row's hash is reduced by it.
+    columns: Columns,
     /// `width × depth` buckets, row after row: fingerprint and count, little-endian.
     buckets: Vec<u8>,
     /// `k` entries, a min-heap by count (as RedisBloom keeps it).
@@ -235,6 +237,7 @@ impl TopK {
             width,
             depth,
             decay,
+            columns: Columns::new(width),
             buckets,
             listed: heap.iter().filter(|e| e.count != 0).count() as u32,
             fp_counts: heap.iter().fold([0; 256], |mut counts, e| {
@@ -352,8 +355,8 @@ impl TopK {
     /// The index of `item`'s bucket in `row` (RedisBloom computes `row × width + column`
     /// in 32 bits).
     #[inline]
-    fn bucket_of(&self, item: &Murmur2Item, row: u32) -> usize {
-        let column = item.hash(row) % self.width;
+    fn bucket_of(&self, item: &RowHashes, row: u32) -> usize {
+        let column = self.columns.of(item.row(row));
         row.wrapping_mul(self.width).wrapping_add(column) as usize
     }
 
@@ -470,8 +473,8 @@ impl TopK {
     /// `item`: an entry whose item has the new one's length keeps its allocation (no
     /// allocation and free per expelled item).
     pub fn add_then(&mut self, item: &[u8], increment: u32, expelled: impl FnOnce(Option<&[u8]>)) {
-        let hashed = Murmur2Item::new(item);
-        let fp = hashed.hash(FINGERPRINT_SEED);
+        let hashed = RowHashes::new(item, Some(FINGERPRINT_SEED));
+        let fp = hashed.lead();
         let heap_min = self.heap[0].count;
         let mut max_count = 0u32;
         for row in 0..self.depth {
@@ -539,8 +542,8 @@ impl TopK {
     /// item's fingerprint, counting only those at least the heap's minimum when the item
     /// is in the heap.
     pub fn count(&self, item: &[u8]) -> u32 {
-        let hashed = Murmur2Item::new(item);
-        let fp = hashed.hash(FINGERPRINT_SEED);
+        let hashed = RowHashes::new(item, Some(FINGERPRINT_SEED));
+        let fp = hashed.lead();
         let heap_min = self.heap[0].count;
         let in_heap = self.find(fp, item).is_some();
         (0..self.depth)
