@@ -123,6 +123,19 @@ pub fn copy_changed_pages(dst: &mut [u8], src: &[u8]) {
     }
 }
 
+/// Asks the CPU for the cache line holding `data[index]` without waiting for it (a
+/// software prefetch: the instruction retires at once, the line arrives meanwhile).
+/// Out-of-range indexes are ignored.
+#[inline(always)]
+pub(crate) fn prefetch(data: &[u8], index: usize) {
+    if let Some(byte) = data.get(index) {
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse"))]
+        safe_arch::prefetch_t0(byte);
+        #[cfg(not(all(target_arch = "x86_64", target_feature = "sse")))]
+        std::hint::black_box(*byte);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,6 +8,7 @@ pub use super::shape::{
 };
 use crate::bloom::blocked::{BlockedItem, BLOCK_BITS};
 use crate::hash::HashPair;
+pub(crate) use crate::memory::prefetch;
 use strength_reduce::StrengthReducedU64;
 
 /// The modulus bit positions are reduced by, with the division strength-reduced to
@@ -40,19 +41,6 @@ impl Modulus {
 impl PartialEq for Modulus {
     fn eq(&self, other: &Self) -> bool {
         self.get() == other.get()
-    }
-}
-
-/// Asks the CPU for the cache line holding `data[index]` without waiting for it (a
-/// software prefetch: the instruction retires at once, the line arrives meanwhile).
-/// Out-of-range indexes are ignored.
-#[inline(always)]
-pub(crate) fn prefetch(data: &[u8], index: usize) {
-    if let Some(byte) = data.get(index) {
-        #[cfg(all(target_arch = "x86_64", target_feature = "sse"))]
-        safe_arch::prefetch_t0(byte);
-        #[cfg(not(all(target_arch = "x86_64", target_feature = "sse")))]
-        std::hint::black_box(*byte);
     }
 }
 

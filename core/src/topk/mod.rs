@@ -33,8 +33,8 @@ pub mod rdb;
 #[cfg(test)]
 mod tests;
 
-use crate::hash::{murmur2_32, Columns, RowHashes};
-use crate::memory::{zeroed_bytes, OutOfMemory};
+use crate::hash::{murmur2_32, Columns, RowHashes, HASH_LANES};
+use crate::memory::{prefetch, zeroed_bytes, OutOfMemory};
 
 /// The fingerprint seed (RedisBloom's `GA`).
 pub const FINGERPRINT_SEED: u32 = 1919;
@@ -184,6 +184,42 @@ fn fingerprints(heap: &[HeapEntry]) -> Result<Vec<FpBlock>, OutOfMemory> {
         fps[i / LANES][i % LANES] = entry.fp;
     }
     Ok(fps)
+}
+
+/// The bucket `index` of `buckets`: (fingerprint, count).
+#[inline]
+fn bucket_in(buckets: &[u8], index: usize) -> (u32, u32) {
+    let b = &buckets[index * 8..index * 8 + 8];
+    (
+        u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+        u32::from_le_bytes([b[4], b[5], b[6], b[7]]),
+    )
+}
+
+#[inline]
+fn set_bucket_in(buckets: &mut [u8], index: usize, fp: u32, count: u32) {
+    let b = &mut buckets[index * 8..index * 8 + 8];
+    b[..4].copy_from_slice(&fp.to_le_bytes());
+    b[4..].copy_from_slice(&count.to_le_bytes());
+}
+
+/// The next draw in `[0, 1)` from the generator `rng`: the top 53 bits of its next output.
+#[inline]
+fn draw_from(rng: &mut u64) -> f64 {
+    (splitmix64(rng) >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
+/// The chance a bucket at `count` decays: `decay^count`, from the table below 256
+/// and, as RedisBloom, `table[255]^(count / 255) × table[count % 255]` above.
+#[inline]
+fn decay_chance(table: &[f64; DECAY_TABLE], count: u32) -> f64 {
+    match table.get(count as usize) {
+        Some(&chance) => chance,
+        None => {
+            let last = table[DECAY_TABLE - 1];
+            power(last, count / 255) * table[(count % 255) as usize]
+        }
+    }
 }
 
 /// `k` empty heap entries, or an error instead of an abort.
@@ -338,43 +374,32 @@ impl TopK {
     /// The bucket `index`: (fingerprint, count).
     #[inline]
     fn bucket(&self, index: usize) -> (u32, u32) {
-        let b = &self.buckets[index * 8..index * 8 + 8];
-        (
-            u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
-            u32::from_le_bytes([b[4], b[5], b[6], b[7]]),
-        )
+        bucket_in(&self.buckets, index)
     }
 
-    #[inline]
+    #[cfg(test)]
     fn set_bucket(&mut self, index: usize, fp: u32, count: u32) {
-        let b = &mut self.buckets[index * 8..index * 8 + 8];
-        b[..4].copy_from_slice(&fp.to_le_bytes());
-        b[4..].copy_from_slice(&count.to_le_bytes());
+        set_bucket_in(&mut self.buckets, index, fp, count);
+    }
+
+    /// [`decay_chance`] in this sketch's table.
+    #[cfg(test)]
+    fn decay_chance(&self, count: u32) -> f64 {
+        decay_chance(&self.table, count)
     }
 
     /// The index of `item`'s bucket in `row` (RedisBloom computes `row × width + column`
     /// in 32 bits).
     #[inline]
-    fn bucket_of(&self, item: &RowHashes, row: u32) -> usize {
+    fn bucket_of(&self, item: &RowHashes, row: u32) -> u32 {
         let column = self.columns.of(item.row(row));
-        row.wrapping_mul(self.width).wrapping_add(column) as usize
+        row.wrapping_mul(self.width).wrapping_add(column)
     }
 
-    /// The next draw in `[0, 1)`: the top 53 bits of the generator's next output.
+    /// The next draw in `[0, 1)` ([`draw_from`] the sketch's generator).
+    #[cfg(test)]
     fn draw(&mut self) -> f64 {
-        (splitmix64(&mut self.rng) >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-    }
-
-    /// The chance a bucket at `count` decays: `decay^count`, from the table below 256
-    /// and, as RedisBloom, `table[255]^(count / 255) × table[count % 255]` above.
-    fn decay_chance(&self, count: u32) -> f64 {
-        match self.table.get(count as usize) {
-            Some(&chance) => chance,
-            None => {
-                let last = self.table[DECAY_TABLE - 1];
-                power(last, count / 255) * self.table[(count % 255) as usize]
-            }
-        }
+        draw_from(&mut self.rng)
     }
 
     /// The heap entry holding `item` (searched from the last entry, as RedisBloom does):
@@ -474,28 +499,46 @@ impl TopK {
     /// allocation and free per expelled item).
     pub fn add_then(&mut self, item: &[u8], increment: u32, expelled: impl FnOnce(Option<&[u8]>)) {
         let hashed = RowHashes::new(item, Some(FINGERPRINT_SEED));
+        // The buckets of the first rows are requested from memory at once: they are far
+        // apart, and each row's work then waits for at most its own (TOPK.ADD ×100 takes
+        // 10 % less server CPU).
+        let mut first = [0u32; HASH_LANES - 1];
+        for (row, index) in first.iter_mut().enumerate().take(self.depth as usize) {
+            *index = self.bucket_of(&hashed, row as u32);
+            prefetch(&self.buckets, *index as usize * BUCKET_BYTES as usize);
+        }
         let fp = hashed.lead();
         let heap_min = self.heap[0].count;
+        // The fields the rows need, as locals: the loop's writes to the buckets' bytes
+        // then cannot make the compiler reload them.
+        let (columns, width) = (self.columns, self.width);
+        let mut rng = self.rng;
+        let table = &self.table;
+        let buckets = &mut self.buckets[..];
         let mut max_count = 0u32;
         for row in 0..self.depth {
-            let index = self.bucket_of(&hashed, row);
-            let (bucket_fp, count) = self.bucket(index);
-            if count == 0 {
-                self.set_bucket(index, fp, increment);
-                max_count = max_count.max(increment);
-            } else if bucket_fp == fp {
+            let index = match first.get(row as usize) {
+                Some(&index) => index,
+                // RedisBloom computes `row × width + column` in 32 bits.
+                None => row
+                    .wrapping_mul(width)
+                    .wrapping_add(columns.of(hashed.row(row))),
+            } as usize;
+            let (bucket_fp, count) = bucket_in(buckets, index);
+            if count == 0 || bucket_fp == fp {
+                // The item's own bucket, or an empty one, which takes it (from count 0).
                 let count = count.wrapping_add(increment);
-                self.set_bucket(index, fp, count);
+                set_bucket_in(buckets, index, fp, count);
                 max_count = max_count.max(count);
             } else {
                 let mut count = count;
                 let mut left = increment;
                 let mut taken = false;
                 while left > 0 {
-                    if self.draw() < self.decay_chance(count) {
+                    if draw_from(&mut rng) < decay_chance(table, count) {
                         count -= 1;
                         if count == 0 {
-                            self.set_bucket(index, fp, left);
+                            set_bucket_in(buckets, index, fp, left);
                             max_count = max_count.max(left);
                             taken = true;
                             break;
@@ -504,10 +547,11 @@ impl TopK {
                     left -= 1;
                 }
                 if !taken {
-                    self.set_bucket(index, bucket_fp, count);
+                    set_bucket_in(buckets, index, bucket_fp, count);
                 }
             }
         }
+        self.rng = rng;
         if max_count < heap_min {
             return expelled(None);
         }
@@ -547,7 +591,7 @@ impl TopK {
         let heap_min = self.heap[0].count;
         let in_heap = self.find(fp, item).is_some();
         (0..self.depth)
-            .map(|row| self.bucket(self.bucket_of(&hashed, row)))
+            .map(|row| self.bucket(self.bucket_of(&hashed, row) as usize))
             .filter(|&(bucket_fp, count)| bucket_fp == fp && (!in_heap || count >= heap_min))
             .map(|(_, count)| count)
             .max()
