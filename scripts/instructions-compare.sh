@@ -14,6 +14,7 @@ server=$1 ours=$2 reference=$3 filter=${4:-}
 n=${N:-20000}
 nb=$((n / 10))
 items100=$(for i in $(seq 1 100); do printf 'i%s:__rand_int__ ' "$i"; done)
+skewed100=$(for _ in $(seq 1 100); do printf 'i:__rand_skew__ '; done)
 values100=$(for i in $(seq 1 100); do printf '%s.__rand_int__ ' "$i"; done)
 # name | setup (redis-cli lines split by ;) | warm-up command (empty: the command) | command | count
 workloads=(
@@ -26,6 +27,8 @@ workloads=(
   "TOPK.ADD|TOPK.RESERVE t 100 2000 7 0.925||TOPK.ADD t i:__rand_int__|$n"
   "TOPK.QUERY|TOPK.RESERVE t 100 2000 7 0.925|TOPK.ADD t i:__rand_int__|TOPK.QUERY t i:__rand_int__|$n"
   "TOPK.ADD×100|TOPK.RESERVE t 100 2000 7 0.925||TOPK.ADD t $items100|$nb"
+  "TOPK.ADD skewed|TOPK.RESERVE t 100 2000 7 0.925||TOPK.ADD t i:__rand_skew__|$n"
+  "TOPK.ADD×100 skewed|TOPK.RESERVE t 100 2000 7 0.925||TOPK.ADD t $skewed100|$nb"
   "TDIGEST.ADD|TDIGEST.CREATE d||TDIGEST.ADD d __rand_int__|$n"
   "TDIGEST.ADD×100|TDIGEST.CREATE d||TDIGEST.ADD d $values100|$nb"
   "TDIGEST.QUANTILE|TDIGEST.CREATE d|TDIGEST.ADD d __rand_int__|TDIGEST.QUANTILE d 0.5|$n"

@@ -20,12 +20,15 @@ pub fn filters() -> Vec<Filter> {
     vec![
         sketch("cms", "CMS.INITBYDIM cms 2000 5"),
         sketch("topk", "TOPK.RESERVE topk 100 2000 7 0.925"),
+        sketch("topku", "TOPK.RESERVE topku 100 2000 7 0.925"),
         sketch("td", "TDIGEST.CREATE td"),
     ]
 }
 
 /// A skewed item for the Top-K (small numbers far more often than large ones, so it has
-/// heavy hitters to keep).
+/// heavy hitters to keep, and most adds find the item in the heap). "TOPK.ADD×100
+/// uniform" adds distinct items instead (to its own sketch): nearly every add then finds
+/// no bucket of its own and the item in no heap entry.
 fn skewed(i: u64, out: &mut Vec<u8>) {
     let x = mix(i);
     item(b"topk:", x % (1 + (x >> 32) % 10_000), out);
@@ -135,6 +138,25 @@ pub fn workloads(n: u64, nb: u64) -> Vec<Workload> {
                         skewed((r * nb + i) * 100 + j as u64, it);
                     }
                     let mut args: Vec<&[u8]> = vec![b"TOPK.ADD", b"topk"];
+                    args.extend(items.iter().map(Vec::as_slice));
+                    encode_into(out, &args);
+                })
+            }),
+        ),
+        workload(
+            "TOPK.ADD×100 uniform",
+            "topku",
+            "SETBIT",
+            0.75,
+            nb,
+            100,
+            Box::new(move |r| {
+                let mut items: Vec<Vec<u8>> = vec![Vec::new(); 100];
+                Box::new(move |i, out: &mut Vec<u8>| {
+                    for (j, it) in items.iter_mut().enumerate() {
+                        item(b"topk:", mix((r * nb + i) * 100 + j as u64), it);
+                    }
+                    let mut args: Vec<&[u8]> = vec![b"TOPK.ADD", b"topku"];
                     args.extend(items.iter().map(Vec::as_slice));
                     encode_into(out, &args);
                 })
