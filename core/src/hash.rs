@@ -1,5 +1,8 @@
 //! RedisBloom's hashes: MurmurHash64A for current filters, 32-bit MurmurHash2 for
-//! legacy (non-FORCE64) Bloom filters found in old RDB files and dumps.
+//! legacy (non-FORCE64) Bloom filters found in old RDB files and dumps and for the rows
+//! of a Top-K or a Count-Min sketch.
+
+use strength_reduce::StrengthReducedU32;
 
 /// Seed of the first 64-bit Bloom hash (MurmurHash64A's own multiplier).
 pub const BLOOM_SEED64: u64 = 0xc6a4a7935bd1e995;
@@ -18,8 +21,6 @@ pub fn murmur2_32(bytes: &[u8], seed: u32) -> u32 {
     murmur2::murmur2(bytes, seed)
 }
 
-use strength_reduce::StrengthReducedU32;
-
 /// MurmurHash2's multiplier and shift.
 const M2: u32 = 0x5bd1_e995;
 const R2: u32 = 24;
@@ -31,7 +32,7 @@ pub const HASH_LANES: usize = 8;
 /// read and mixed (`k *= m; k ^= k >> 24; k *= m`) once, as is the tail, since neither
 /// depends on the seed; each seed then costs a multiply and a xor per block, done for
 /// every seed before the next block (a Top-K's fingerprint and seven rows, or a
-/// Count-Min sketch's rows, for about the cost of three single hashes).
+/// Count-Min sketch's first eight rows).
 #[inline]
 pub fn murmur2_lanes(bytes: &[u8], seeds: [u32; HASH_LANES]) -> [u32; HASH_LANES] {
     let len = bytes.len() as u32;
