@@ -68,6 +68,35 @@ fn workload(
     }
 }
 
+/// TOPK.ADD of 100 items per command into `key` (`nb` commands a round), item `i` of the
+/// run written by `make_item`.
+fn topk_add_100(
+    name: &'static str,
+    key: &'static str,
+    nb: u64,
+    make_item: fn(u64, &mut Vec<u8>),
+) -> Workload {
+    workload(
+        name,
+        key,
+        "SETBIT",
+        0.75,
+        nb,
+        100,
+        Box::new(move |r| {
+            let mut items: Vec<Vec<u8>> = vec![Vec::new(); 100];
+            Box::new(move |i, out: &mut Vec<u8>| {
+                for (j, it) in items.iter_mut().enumerate() {
+                    make_item((r * nb + i) * 100 + j as u64, it);
+                }
+                let mut args: Vec<&[u8]> = vec![b"TOPK.ADD", key.as_bytes()];
+                args.extend(items.iter().map(Vec::as_slice));
+                encode_into(out, &args);
+            })
+        }),
+    )
+}
+
 /// The workloads: `n` commands per single-item workload, `nb` per batch of 100.
 pub fn workloads(n: u64, nb: u64) -> Vec<Workload> {
     vec![
@@ -131,44 +160,10 @@ pub fn workloads(n: u64, nb: u64) -> Vec<Workload> {
                 })
             }),
         ),
-        workload(
-            "TOPK.ADD×100",
-            "topk",
-            "SETBIT",
-            0.75,
-            nb,
-            100,
-            Box::new(move |r| {
-                let mut items: Vec<Vec<u8>> = vec![Vec::new(); 100];
-                Box::new(move |i, out: &mut Vec<u8>| {
-                    for (j, it) in items.iter_mut().enumerate() {
-                        skewed((r * nb + i) * 100 + j as u64, it);
-                    }
-                    let mut args: Vec<&[u8]> = vec![b"TOPK.ADD", b"topk"];
-                    args.extend(items.iter().map(Vec::as_slice));
-                    encode_into(out, &args);
-                })
-            }),
-        ),
-        workload(
-            "TOPK.ADD×100 uniform",
-            "topku",
-            "SETBIT",
-            0.75,
-            nb,
-            100,
-            Box::new(move |r| {
-                let mut items: Vec<Vec<u8>> = vec![Vec::new(); 100];
-                Box::new(move |i, out: &mut Vec<u8>| {
-                    for (j, it) in items.iter_mut().enumerate() {
-                        text_item(mix((r * nb + i) * 100 + j as u64), it);
-                    }
-                    let mut args: Vec<&[u8]> = vec![b"TOPK.ADD", b"topku"];
-                    args.extend(items.iter().map(Vec::as_slice));
-                    encode_into(out, &args);
-                })
-            }),
-        ),
+        topk_add_100("TOPK.ADD×100", "topk", nb, skewed),
+        topk_add_100("TOPK.ADD×100 uniform", "topku", nb, |i, it| {
+            text_item(mix(i), it)
+        }),
         workload(
             "TDIGEST.ADD",
             "td",
