@@ -12,8 +12,9 @@
 //! fills) go through [`Chain::add_each`].
 
 use crate::bloom::chain::{AddOutcome, Chain};
-use crate::bloom::link::{prefetch, Link, CACHE_RESIDENT_BYTES};
+use crate::bloom::link::{Link, CACHE_RESIDENT_BYTES};
 use crate::hash::HashPair;
+use crate::memory::prefetch;
 use crate::memory::Ceiling;
 use std::num::NonZeroUsize;
 

@@ -8,7 +8,7 @@ pub use super::shape::{
 };
 use crate::bloom::blocked::{BlockedItem, BLOCK_BITS};
 use crate::hash::HashPair;
-pub(crate) use crate::memory::prefetch;
+use crate::memory::prefetch;
 use strength_reduce::StrengthReducedU64;
 
 /// The modulus bit positions are reduced by, with the division strength-reduced to

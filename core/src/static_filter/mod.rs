@@ -156,7 +156,7 @@ impl StaticFilter {
             for (h, &key) in hashes.iter_mut().zip(group) {
                 *h = mix(key, self.seed);
                 for slot in self.shape.slots(*h) {
-                    crate::bloom::link::prefetch(&self.data, (slot * bits / 8) as usize);
+                    crate::memory::prefetch(&self.data, (slot * bits / 8) as usize);
                 }
             }
             for &h in &hashes[..group.len()] {
