@@ -3,12 +3,53 @@ use super::*;
 use redbloom_core::cuckoo::CuckooParams;
 use std::path::Path;
 
-fn write(target: &str, name: &str, data: &[u8]) {
+pub(crate) fn write(target: &str, name: &str, data: &[u8]) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("seeds")
         .join(target);
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join(name), data).unwrap();
+}
+
+/// `header` after its length (a u16), as the dump targets read a variable-size header.
+pub(crate) fn with_len(header: &[u8]) -> Vec<u8> {
+    let mut out = (header.len() as u16).to_le_bytes().to_vec();
+    out.extend_from_slice(header);
+    out
+}
+
+/// A dump target's seed: `head`, then the chunks ([u16 length of them all], each
+/// [i64 iter][u16 length][data]), then `ops`.
+pub(crate) fn dump_seed<'a>(
+    mut head: Vec<u8>,
+    chunks: impl IntoIterator<Item = (i64, &'a [u8])>,
+    ops: &[u8],
+) -> Vec<u8> {
+    let mut section = Vec::new();
+    for (iter, data) in chunks {
+        section.extend_from_slice(&iter.to_le_bytes());
+        section.extend_from_slice(&(data.len() as u16).to_le_bytes());
+        section.extend_from_slice(data);
+    }
+    head.extend_from_slice(&(section.len() as u16).to_le_bytes());
+    head.extend_from_slice(&section);
+    head.extend_from_slice(ops);
+    head
+}
+
+/// Every chunk a SCANDUMP-style `chunk` function hands out, from the first.
+fn chunks_of<'a>(chunk: impl Fn(i64) -> Option<(i64, &'a [u8])>) -> Vec<(i64, &'a [u8])> {
+    std::iter::successors(chunk(1), |&(next, _)| chunk(next)).collect()
+}
+
+/// An RDB target's seed: [encver][u16 length][the fields, encoded][ops].
+pub(crate) fn rdb_seed(encver: u8, fields: &Fields, ops: &[u8]) -> Vec<u8> {
+    let enc = encode_fields(fields);
+    let mut seed = vec![encver];
+    seed.extend_from_slice(&(enc.len() as u16).to_le_bytes());
+    seed.extend_from_slice(&enc);
+    seed.extend_from_slice(ops);
+    seed
 }
 
 fn ops() -> Vec<u8> {
@@ -73,79 +114,46 @@ fn windows() -> Vec<WindowFilter> {
 #[ignore]
 fn write_seeds() {
     for (i, chain) in chains().into_iter().enumerate() {
-        // bf_dump: [u16 header len][header][chunk ops][filter ops]
-        let header = bloom_dump::header(&chain);
-        let mut seed = (header.len() as u16).to_le_bytes().to_vec();
-        seed.extend_from_slice(&header);
-        let mut chunks = Vec::new();
-        let mut iter = 1;
-        while let Some((next, data)) = bloom_dump::chunk(&chain, iter) {
-            chunks.extend_from_slice(&next.to_le_bytes());
-            chunks.extend_from_slice(&(data.len() as u16).to_le_bytes());
-            chunks.extend_from_slice(data);
-            iter = next;
-        }
-        seed.extend_from_slice(&(chunks.len() as u16).to_le_bytes());
-        seed.extend_from_slice(&chunks);
-        seed.extend_from_slice(&ops());
-        write("bf_dump", &format!("seed{i}"), &seed);
+        // bf_dump: [u16 header len][header][chunks][filter ops]
+        let head = with_len(&bloom_dump::header(&chain));
+        let chunks = chunks_of(|iter| bloom_dump::chunk(&chain, iter));
+        write(
+            "bf_dump",
+            &format!("seed{i}"),
+            &dump_seed(head, chunks, &ops()),
+        );
         // bf_rdb: [encver][u16 fields len][fields][filter ops]
         let mut fields = Fields::default();
         rdb::save_chain(&chain, &mut fields);
-        let enc = encode_fields(&fields);
-        let mut seed = vec![5];
-        seed.extend_from_slice(&(enc.len() as u16).to_le_bytes());
-        seed.extend_from_slice(&enc);
-        seed.extend_from_slice(&ops());
-        write("bf_rdb", &format!("seed{i}"), &seed);
+        write("bf_rdb", &format!("seed{i}"), &rdb_seed(5, &fields, &ops()));
     }
     for (i, f) in cuckoos().into_iter().enumerate() {
-        let mut seed = cuckoo_dump::header(&f).to_vec();
-        let mut chunks = Vec::new();
-        let mut pos = 1;
-        while let Some((next, data)) = cuckoo_dump::chunk(&f, pos) {
-            chunks.extend_from_slice(&next.to_le_bytes());
-            chunks.extend_from_slice(&(data.len() as u16).to_le_bytes());
-            chunks.extend_from_slice(data);
-            pos = next;
-        }
-        seed.extend_from_slice(&(chunks.len() as u16).to_le_bytes());
-        seed.extend_from_slice(&chunks);
-        seed.extend_from_slice(&ops());
-        write("cf_dump", &format!("seed{i}"), &seed);
+        let head = cuckoo_dump::header(&f).to_vec();
+        let chunks = chunks_of(|pos| cuckoo_dump::chunk(&f, pos));
+        write(
+            "cf_dump",
+            &format!("seed{i}"),
+            &dump_seed(head, chunks, &ops()),
+        );
         let mut fields = Fields::default();
         rdb::save_cuckoo(&f, &mut fields);
-        let enc = encode_fields(&fields);
-        let mut seed = vec![5];
-        seed.extend_from_slice(&(enc.len() as u16).to_le_bytes());
-        seed.extend_from_slice(&enc);
-        seed.extend_from_slice(&ops());
-        write("cf_rdb", &format!("seed{i}"), &seed);
+        write("cf_rdb", &format!("seed{i}"), &rdb_seed(5, &fields, &ops()));
     }
     for (i, filter) in windows().into_iter().enumerate() {
-        let header = window_dump::header(&filter);
-        let mut seed = (header.len() as u16).to_le_bytes().to_vec();
-        seed.extend_from_slice(&header);
-        let mut chunks = Vec::new();
-        let mut iter = 1;
-        while let Some((next, data)) = window_dump::chunk(&filter, iter) {
-            chunks.extend_from_slice(&next.to_le_bytes());
-            chunks.extend_from_slice(&(data.len() as u16).to_le_bytes());
-            chunks.extend_from_slice(data);
-            iter = next;
-        }
-        seed.extend_from_slice(&(chunks.len() as u16).to_le_bytes());
-        seed.extend_from_slice(&chunks);
-        seed.extend_from_slice(&ops());
-        write("wbf_dump", &format!("seed{i}"), &seed);
+        let head = with_len(&window_dump::header(&filter));
+        let chunks = chunks_of(|iter| window_dump::chunk(&filter, iter));
+        write(
+            "wbf_dump",
+            &format!("seed{i}"),
+            &dump_seed(head, chunks, &ops()),
+        );
         let mut fields = Fields::default();
         rdb::save_window(&filter, &mut fields);
-        let enc = encode_fields(&fields);
-        let mut seed = vec![2];
-        seed.extend_from_slice(&(enc.len() as u16).to_le_bytes());
-        seed.extend_from_slice(&enc);
-        seed.extend_from_slice(&ops());
-        write("wbf_rdb", &format!("seed{i}"), &seed);
+        write(
+            "wbf_rdb",
+            &format!("seed{i}"),
+            &rdb_seed(2, &fields, &ops()),
+        );
     }
     write("ops", "seed0", &[0u8; 64]);
     // merge: [family][shape][other shape][op][operands, odd one, items...] per family,

@@ -57,7 +57,7 @@ pub fn sf_rdb(data: &[u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::encode_fields;
+    use crate::seeds::{dump_seed, rdb_seed, with_len, write};
     use redbloom_core::static_filter::build;
     use std::path::Path;
 
@@ -71,14 +71,6 @@ mod tests {
                 build(keys, error, u64::MAX).unwrap()
             })
             .collect()
-    }
-
-    fn write(target: &str, name: &str, data: &[u8]) {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("seeds")
-            .join(target);
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join(name), data).unwrap();
     }
 
     /// The seeds reach the accepting paths (a target fed only refused inputs checks
@@ -113,26 +105,16 @@ mod tests {
         let lookups: Vec<u8> = (0..40u8).flat_map(|i| [2, b'i', b'0' + i % 10]).collect();
         for (i, filter) in filters().into_iter().enumerate() {
             let sequence = static_dump::load_sequence(&filter);
-            let mut seed = (sequence[0].1.len() as u16).to_le_bytes().to_vec();
-            seed.extend_from_slice(&sequence[0].1);
-            let mut chunks = Vec::new();
-            for (iter, data) in &sequence[1..] {
-                chunks.extend_from_slice(&iter.to_le_bytes());
-                chunks.extend_from_slice(&(data.len() as u16).to_le_bytes());
-                chunks.extend_from_slice(data);
-            }
-            seed.extend_from_slice(&(chunks.len() as u16).to_le_bytes());
-            seed.extend_from_slice(&chunks);
-            seed.extend_from_slice(&lookups);
+            let chunks = sequence[1..].iter().map(|(iter, data)| (*iter, &data[..]));
+            let seed = dump_seed(with_len(&sequence[0].1), chunks, &lookups);
             write("sf_dump", &format!("seed{i}"), &seed);
             let mut fields = Fields::default();
             rdb::save_static(&filter, &mut fields);
-            let enc = encode_fields(&fields);
-            let mut seed = vec![2];
-            seed.extend_from_slice(&(enc.len() as u16).to_le_bytes());
-            seed.extend_from_slice(&enc);
-            seed.extend_from_slice(&lookups);
-            write("sf_rdb", &format!("seed{i}"), &seed);
+            write(
+                "sf_rdb",
+                &format!("seed{i}"),
+                &rdb_seed(2, &fields, &lookups),
+            );
         }
     }
 }
