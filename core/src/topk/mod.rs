@@ -186,6 +186,14 @@ fn fingerprints(heap: &[HeapEntry]) -> Result<Vec<FpBlock>, OutOfMemory> {
     Ok(fps)
 }
 
+/// The index of `item`'s bucket in `row` of a sketch `width` wide (RedisBloom computes
+/// `row × width + column` in 32 bits).
+#[inline]
+fn bucket_index(columns: Columns, width: u32, item: &RowHashes, row: u32) -> u32 {
+    row.wrapping_mul(width)
+        .wrapping_add(columns.of(item.row(row)))
+}
+
 /// The bucket `index` of `buckets`: (fingerprint, count).
 #[inline]
 fn bucket_in(buckets: &[u8], index: usize) -> (u32, u32) {
@@ -388,12 +396,10 @@ impl TopK {
         decay_chance(&self.table, count)
     }
 
-    /// The index of `item`'s bucket in `row` (RedisBloom computes `row × width + column`
-    /// in 32 bits).
+    /// The index of `item`'s bucket in `row` ([`bucket_index`]).
     #[inline]
     fn bucket_of(&self, item: &RowHashes, row: u32) -> u32 {
-        let column = self.columns.of(item.row(row));
-        row.wrapping_mul(self.width).wrapping_add(column)
+        bucket_index(self.columns, self.width, item, row)
     }
 
     /// The next draw in `[0, 1)` ([`draw_from`] the sketch's generator).
@@ -519,10 +525,7 @@ impl TopK {
         for row in 0..self.depth {
             let index = match first.get(row as usize) {
                 Some(&index) => index,
-                // RedisBloom computes `row × width + column` in 32 bits.
-                None => row
-                    .wrapping_mul(width)
-                    .wrapping_add(columns.of(hashed.row(row))),
+                None => bucket_index(columns, width, &hashed, row),
             } as usize;
             let (bucket_fp, count) = bucket_in(buckets, index);
             if count == 0 || bucket_fp == fp {
