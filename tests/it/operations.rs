@@ -316,17 +316,7 @@ fn active_defrag_moves_the_modules_values_and_they_still_answer() {
             .unwrap()
     };
     assert_eq!(moved(&mut conn), 0);
-    for setting in [
-        "active-defrag-ignore-bytes 1",
-        "active-defrag-threshold-lower 1",
-        "active-defrag-cycle-min 50",
-        "activedefrag yes",
-    ] {
-        assert_eq!(
-            call(&mut conn, &format!("CONFIG SET {setting}")),
-            Reply::ok()
-        );
-    }
+    crate::support::start_active_defrag(&mut conn);
     crate::support::wait_until("the module's values moved", || moved(&mut conn) > 0);
     let hits: i64 = crate::support::info_field(&mut conn, "stats", "active_defrag_hits")
         .parse()

@@ -60,17 +60,7 @@ fn active_defrag_moves_static_filters_and_they_still_answer() {
         })
         .collect();
     assert_eq!(moved(&mut conn), 0);
-    for setting in [
-        "active-defrag-ignore-bytes 1",
-        "active-defrag-threshold-lower 1",
-        "active-defrag-cycle-min 50",
-        "activedefrag yes",
-    ] {
-        assert_eq!(
-            call(&mut conn, &format!("CONFIG SET {setting}")),
-            Reply::ok()
-        );
-    }
+    crate::support::start_active_defrag(&mut conn);
     wait_until("the static filters moved", || moved(&mut conn) > 0);
     assert_eq!(call(&mut conn, "CONFIG SET activedefrag no"), Reply::ok());
     for (i, (digest_before, header_before)) in kept.iter().zip(&before) {

@@ -49,6 +49,24 @@ pub fn can_defragment(conn: &mut RawConnection) -> bool {
     enabled
 }
 
+/// Turns active defragmentation on with thresholds that make it move every value it can
+/// (any fragmentation, at least half of the cycle), as the defrag tests need.
+pub fn start_active_defrag(conn: &mut RawConnection) {
+    for setting in [
+        "active-defrag-ignore-bytes 1",
+        "active-defrag-threshold-lower 1",
+        "active-defrag-cycle-min 50",
+        "activedefrag yes",
+    ] {
+        let (name, value) = setting.split_once(' ').unwrap();
+        assert_eq!(
+            conn.call(&["CONFIG", "SET", name, value]),
+            Reply::ok(),
+            "CONFIG SET {setting}"
+        );
+    }
+}
+
 /// Polls until `f` holds or 10 s pass.
 pub fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(10) * slowdown();
