@@ -14,6 +14,17 @@ fn items(n: usize) -> Vec<String> {
         .collect()
 }
 
+/// A directory named `name` holding `items.txt` with [`items`]`(n)`, one per line: the
+/// directory (removed when dropped), the items and the file's path.
+fn items_file(name: &str, n: usize) -> (TempDir, Vec<String>, String) {
+    let dir = TempDir::new(name);
+    let list = items(n);
+    let file = dir.0.join("items.txt");
+    write_items(&file, list.iter().cloned());
+    let path = file.to_str().unwrap().to_string();
+    (dir, list, path)
+}
+
 /// `SF.BUILD key rate ITEMS items…` in one command.
 fn build(conn: &mut RawConnection, key: &str, rate: &str, items: &[String]) {
     let mut cmd = vec![
@@ -126,11 +137,8 @@ fn static_load_refusals_write_nothing() {
     let server = Server::start();
     let u = url(&server);
     let mut conn = server.raw();
-    let dir = TempDir::new("load-static-refusals");
-    let list = items(2_000);
-    let file = dir.0.join("items.txt");
-    write_items(&file, list.iter().cloned());
-    let f = file.to_str().unwrap();
+    let (dir, _, f) = items_file("load-static-refusals", 2_000);
+    let f = f.as_str();
     let load = |key: &str, options: &[&str]| {
         let mut args = vec!["load", &u, key, "--type", "static"];
         args.extend_from_slice(options);
@@ -182,10 +190,10 @@ fn static_load_refusals_write_nothing() {
         let reply = conn.call(&["CONFIG", "SET", "bf.max-filter-bytes", &bytes.to_string()]);
         assert_eq!(reply, Reply::ok());
     };
-    ceiling(&mut conn, size - 1);
-    let run = redbloom(&[
+    // The same load, refused under a ceiling one byte short and then accepted.
+    let load_x = [
         "load",
-        &u,
+        u.as_str(),
         "x",
         "--type",
         "static",
@@ -193,7 +201,9 @@ fn static_load_refusals_write_nothing() {
         "1e-9",
         "--file",
         g,
-    ]);
+    ];
+    ceiling(&mut conn, size - 1);
+    let run = redbloom(&load_x);
     assert_eq!(
         (run.code, run.stderr.trim_end()),
         (
@@ -208,17 +218,7 @@ fn static_load_refusals_write_nothing() {
     );
     assert_eq!(conn.sorted_keys(), vec!["ref".to_string()]);
     ceiling(&mut conn, size);
-    ok(&[
-        "load",
-        &u,
-        "x",
-        "--type",
-        "static",
-        "--error-rate",
-        "1e-9",
-        "--file",
-        g,
-    ]);
+    ok(&load_x);
     assert!(conn.call(&["DUMP", "x"]).bytes() == conn.call(&["DUMP", "ref"]).bytes());
     // An existing key, of any type, is left alone.
     assert_eq!(
@@ -260,11 +260,8 @@ fn static_filters_are_inspected_exported_and_checked() {
     let server = Server::start();
     let u = url(&server);
     let mut conn = server.raw();
-    let dir = TempDir::new("static-inspect");
-    let list = items(10_000);
-    let file = dir.0.join("items.txt");
-    write_items(&file, list.iter().cloned());
-    let f = file.to_str().unwrap();
+    let (dir, list, f) = items_file("static-inspect", 10_000);
+    let f = f.as_str();
     ok(&[
         "load",
         &u,
