@@ -14,8 +14,8 @@ use crate::errors;
 use crate::stats::tracked;
 use crate::types::CMS_TYPE;
 use crate::write::{Creation, Write};
-use redbloom_core::cms::{dims_from_prob, is_cell_size, CmsError, CountMinSketch, Increment};
 use redbloom_core::cms::DEFAULT_CELL_SIZE;
+use redbloom_core::cms::{dims_from_prob, is_cell_size, CmsError, CountMinSketch, Increment};
 use redis_module::{Context, RedisError, RedisResult, RedisValue};
 
 fn error(text: &'static str) -> RedisError {

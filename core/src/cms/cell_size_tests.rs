@@ -78,12 +78,18 @@ fn each_cell_size_holds_up_to_its_maximum_and_refuses_past_it() {
     for size in [1, 2, 8] {
         let max = cell_max(size);
         let mut cms = sketch(10, 4, size);
-        assert_eq!(cms.incr_by(b"x", (max - 1) as i64), Increment::Estimate(max - 1));
+        assert_eq!(
+            cms.incr_by(b"x", (max - 1) as i64),
+            Increment::Estimate(max - 1)
+        );
         assert_eq!(cms.incr_by(b"x", 1), Increment::Estimate(max));
         assert_eq!(cms.query(b"x"), max);
         let before = cms.clone();
         assert_eq!(cms.incr_by(b"x", 1), Increment::Overflow, "{size}");
-        assert_eq!(cms, before, "size {size}: a refused increment changes nothing");
+        assert_eq!(
+            cms, before,
+            "size {size}: a refused increment changes nothing"
+        );
         assert_eq!(cms.incr_by(b"x", i64::MAX), Increment::Overflow);
         assert_eq!(cms, before);
         // 0 is applied (nothing passes the maximum).
@@ -171,7 +177,10 @@ fn an_8_byte_counter_above_i64_max_is_read_and_refuses_increments() {
     assert_eq!(cms.query(b"x"), u64::MAX);
     assert_eq!(cms.incr_by(b"x", 1), Increment::Overflow);
     assert_eq!(cms.incr_by(b"x", -1), Increment::Estimate(u64::MAX - 1));
-    assert_eq!(cms.merge(&[(&cms, 1)]).unwrap_err(), CmsError::MergeOverflow);
+    assert_eq!(
+        cms.merge(&[(&cms, 1)]).unwrap_err(),
+        CmsError::MergeOverflow
+    );
 }
 
 #[test]
@@ -191,7 +200,9 @@ fn merges_need_equal_cell_sizes_and_stay_under_the_maximum() {
         let mut exact = sketch(10, 3, size);
         exact.incr_by(b"x", (max / 2) as i64);
         let mut top = sketch(10, 3, size);
-        top.merge(&[(&exact, 2), (&dest, 0)]).unwrap().apply(&mut top);
+        top.merge(&[(&exact, 2), (&dest, 0)])
+            .unwrap()
+            .apply(&mut top);
         assert_eq!(top.query(b"x"), max - max % 2);
         for other in SIZES.into_iter().filter(|&o| o != size) {
             assert_eq!(
@@ -251,8 +262,18 @@ fn rdb_round_trips_each_cell_size() {
 
 #[test]
 fn encoding_1_payloads_are_checked() {
-    assert_eq!(load_cms(&mut v1_stream(3, 2, 2, 12), 1).unwrap().cell_size(), 2);
-    assert_eq!(load_cms(&mut v1_stream(3, 2, 4, 24), 1).unwrap().cell_size(), 4);
+    assert_eq!(
+        load_cms(&mut v1_stream(3, 2, 2, 12), 1)
+            .unwrap()
+            .cell_size(),
+        2
+    );
+    assert_eq!(
+        load_cms(&mut v1_stream(3, 2, 4, 24), 1)
+            .unwrap()
+            .cell_size(),
+        4
+    );
     for (what, mut stream) in [
         ("cell size 0", v1_stream(3, 2, 0, 0)),
         ("cell size 3", v1_stream(3, 2, 3, 18)),

@@ -19,11 +19,11 @@
 //!
 //! The counters are kept as they are stored in the RDB value and DUMP payload ([`rdb`]).
 
+#[cfg(test)]
+mod cell_size_tests;
 pub mod rdb;
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod cell_size_tests;
 
 use crate::hash::RowHashes;
 use crate::memory::zeroed_bytes;
@@ -147,8 +147,7 @@ impl CountMinSketch {
         cell_size: u64,
         counters: Vec<u8>,
     ) -> Option<Self> {
-        if width == 0 || depth == 0 || width > i64::MAX as u64 / depth || !is_cell_size(cell_size)
-        {
+        if width == 0 || depth == 0 || width > i64::MAX as u64 / depth || !is_cell_size(cell_size) {
             return None;
         }
         let cell_size = cell_size as u8;
@@ -177,7 +176,10 @@ impl CountMinSketch {
             DEFAULT_CELL_SIZE => 8,
             other => u64::from(other),
         };
-        width.checked_mul(depth)?.checked_mul(per_counter)?.checked_add(8)
+        width
+            .checked_mul(depth)?
+            .checked_mul(per_counter)?
+            .checked_add(8)
     }
 
     pub fn width(&self) -> u64 {
@@ -262,7 +264,11 @@ impl CountMinSketch {
             if delta < 0 && counter < magnitude {
                 return Increment::Underflow;
             }
-            if delta >= 0 && counter.checked_add(magnitude).is_none_or(|sum| sum > ceiling) {
+            if delta >= 0
+                && counter
+                    .checked_add(magnitude)
+                    .is_none_or(|sum| sum > ceiling)
+            {
                 return Increment::Overflow;
             }
         }
@@ -293,7 +299,10 @@ impl CountMinSketch {
         let mut estimate = u64::from(u32::MAX);
         for row in 0..self.depth {
             let cell = self.cell(item, row);
-            let counter = self.get(cell).saturating_add(value).min(u64::from(u32::MAX));
+            let counter = self
+                .get(cell)
+                .saturating_add(value)
+                .min(u64::from(u32::MAX));
             self.set(cell, counter);
             estimate = estimate.min(counter);
         }

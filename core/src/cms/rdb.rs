@@ -60,7 +60,9 @@ pub fn load_cms(input: &mut impl FieldReader, encver: i32) -> Option<CountMinSke
             let cells = width.checked_mul(depth)?;
             let cell_size = match cells.checked_mul(u64::from(DEFAULT_CELL_SIZE)) {
                 Some(bytes) if bytes == counters.len() as u64 => u64::from(DEFAULT_CELL_SIZE),
-                _ => input.unsigned().filter(|&size| size != 4 && is_cell_size(size))?,
+                _ => input
+                    .unsigned()
+                    .filter(|&size| size != 4 && is_cell_size(size))?,
             };
             CountMinSketch::from_parts(width, depth, count, cell_size, counters)
         }

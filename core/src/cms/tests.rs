@@ -107,7 +107,10 @@ fn dimensions_are_checked_as_redisbloom_does() {
     );
     // The ceiling counts what MEMORY USAGE reports: 8 + 8 bytes per counter.
     assert!(CountMinSketch::new(100, 10, 4, 8008).is_ok());
-    assert_eq!(CountMinSketch::new(100, 10, 4, 8007), Err(CmsError::TooLarge));
+    assert_eq!(
+        CountMinSketch::new(100, 10, 4, 8007),
+        Err(CmsError::TooLarge)
+    );
     let cms = sketch(100, 10);
     assert_eq!(cms.mem_usage(), 8008);
     assert_eq!(cms.allocated_bytes(), 4000);

@@ -2,6 +2,8 @@
 //! ([`fixtures`]), exact replies and errors ([`commands`]), hostile payloads and the
 //! memory ceiling ([`hostile`]).
 
+mod cell_size;
+mod cell_size_persistence;
 mod commands;
 mod fixtures;
 mod hostile;
