@@ -226,18 +226,11 @@ impl CountMinSketch {
     /// Counter `cell`'s value.
     #[inline]
     fn get(&self, cell: usize) -> u64 {
-        let c = &self.counters;
         match self.cell_size {
-            1 => u64::from(c[cell]),
-            2 => u64::from(u16::from_le_bytes([c[cell * 2], c[cell * 2 + 1]])),
-            4 => {
-                let bytes: [u8; 4] = c[cell * 4..cell * 4 + 4].try_into().unwrap_or_default();
-                u64::from(u32::from_le_bytes(bytes))
-            }
-            _ => {
-                let bytes: [u8; 8] = c[cell * 8..cell * 8 + 8].try_into().unwrap_or_default();
-                u64::from_le_bytes(bytes)
-            }
+            1 => read::<1>(&self.counters, cell),
+            2 => read::<2>(&self.counters, cell),
+            4 => read::<4>(&self.counters, cell),
+            _ => read::<8>(&self.counters, cell),
         }
     }
 
@@ -299,12 +292,10 @@ impl CountMinSketch {
         let mut estimate = u64::from(u32::MAX);
         for row in 0..self.depth {
             let cell = self.cell(item, row);
-            let counter = self
-                .get(cell)
-                .saturating_add(value)
-                .min(u64::from(u32::MAX));
-            self.set(cell, counter);
-            estimate = estimate.min(counter);
+            let sum = read::<4>(&self.counters, cell).saturating_add(value);
+            let counter = u32::try_from(sum).unwrap_or(u32::MAX);
+            self.counters[cell * 4..cell * 4 + 4].copy_from_slice(&counter.to_le_bytes());
+            estimate = estimate.min(u64::from(counter));
         }
         self.count = self.count.wrapping_add(value);
         match estimate {
@@ -316,9 +307,20 @@ impl CountMinSketch {
     /// The estimate of `item`: the smallest of its counters.
     pub fn query(&self, item: &[u8]) -> u64 {
         let item = RowHashes::new(item, None);
+        match self.cell_size {
+            1 => self.estimate::<1>(&item),
+            2 => self.estimate::<2>(&item),
+            4 => self.estimate::<4>(&item),
+            _ => self.estimate::<8>(&item),
+        }
+    }
+
+    /// The smallest of `item`'s counters, each `N` bytes (the cell size chosen once).
+    #[inline]
+    fn estimate<const N: usize>(&self, item: &RowHashes) -> u64 {
         let mut estimate = u64::MAX;
         for row in 0..self.depth {
-            estimate = estimate.min(self.get(self.cell(&item, row)));
+            estimate = estimate.min(read::<N>(&self.counters, self.cell(item, row)));
         }
         estimate
     }
@@ -380,6 +382,14 @@ impl CountMinSketch {
         })
     }
 }
+/// Counter `cell` of `counters`, `N` little-endian bytes each.
+#[inline]
+fn read<const N: usize>(counters: &[u8], cell: usize) -> u64 {
+    let mut bytes = [0u8; 8];
+    bytes[..N].copy_from_slice(&counters[cell * N..cell * N + N]);
+    u64::from_le_bytes(bytes)
+}
+
 /// The result of [`CountMinSketch::merge`], checked and ready to replace a sketch's counters.
 #[derive(Debug)]
 pub struct Merged {
