@@ -1,12 +1,13 @@
 //! Sketches of every cell size through every way a value leaves and re-enters a server:
 //! DUMP / RESTORE, DEBUG RELOAD, replication and the AOF (which receive the cell size
-//! explicitly), RESTORE of a hand-built RedisBloom 8.12 encoding-1 payload, and hostile
-//! encoding-1 payloads refused cleanly. The layouts are core's `cms::rdb`.
+//! explicitly), RESTORE of a hand-built RedisBloom 8.12 encoding-1 payload and an RDB file
+//! of such values, and hostile encoding-1 payloads refused cleanly. The layouts are core's `cms::rdb`.
 
 use super::hostile::CMS_ID;
 use crate::support::dump_payload::{alive_without, decode, encode_value, learn_version, restore};
-use crate::support::dump_payload::{seal, uncompressed_dumps, BAD_DATA_FORMAT, F};
+use crate::support::dump_payload::{put_len, seal, uncompressed_dumps, BAD_DATA_FORMAT, F};
 use crate::support::resp::RawConnection;
+use crate::support::server::TempDir;
 use crate::support::{rewrite_aof, start_replica, wait_for_replicas, wait_until, Reply, Server};
 
 const SIZES: [u8; 4] = [1, 2, 4, 8];
@@ -140,6 +141,69 @@ fn a_hand_built_encoding_1_payload_restores_for_each_cell_size() {
         conn.call(&["CMS.INCRBY", "high", "x", "1"]),
         Reply::Array(Some(vec![Reply::err("CMS: INCRBY overflow")]))
     );
+}
+
+/// An RDB file (version 10, Redis 7.0's, which every server here reads) holding one value
+/// per (key, module value bytes as [`encode_value`] makes them), its CRC-64 at the end.
+fn rdb_file(values: &[(&str, Vec<u8>)]) -> Vec<u8> {
+    let mut file = b"REDIS0010".to_vec();
+    file.extend_from_slice(&[0xfe, 0]); // SELECTDB 0
+    for (key, value) in values {
+        file.push(value[0]); // the value's type, then the key, then the rest of the value
+        put_len(&mut file, key.len() as u64);
+        file.extend_from_slice(key.as_bytes());
+        file.extend_from_slice(&value[1..]);
+    }
+    file.push(0xff);
+    let crc = crate::support::crc64_jones(&file);
+    file.extend_from_slice(&crc.to_le_bytes());
+    file
+}
+
+#[test]
+fn an_rdb_file_of_encoding_1_values_loads() {
+    let dir = TempDir::new("cms-v1-rdb");
+    let cells = |size: usize| {
+        let mut cell = vec![0u8; size];
+        cell[0] = 9;
+        cell.repeat(8)
+    };
+    let values: Vec<(String, Vec<u8>)> = SIZES
+        .iter()
+        .map(|&size| {
+            let fields = [
+                F::U(4),
+                F::U(2),
+                F::U(90),
+                F::U(u64::from(size)),
+                F::S(cells(usize::from(size))),
+            ];
+            (format!("v1_{size}"), encode_value(CMS_ID | 1, &fields))
+        })
+        .collect();
+    let values: Vec<(&str, Vec<u8>)> = values
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.clone()))
+        .collect();
+    std::fs::write(dir.0.join("v1.rdb"), rdb_file(&values)).unwrap();
+    let server = Server::start_in(&dir.0, &["--dbfilename", "v1.rdb"]);
+    let mut conn = server.raw();
+    for size in SIZES {
+        let key = format!("v1_{size}");
+        assert_eq!(
+            conn.call(&["CMS.QUERY", &key, "x"]),
+            Reply::int_array(&[9]),
+            "{size}"
+        );
+        let info = conn.call(&["CMS.INFO", &key]).array();
+        assert_eq!(info[5], Reply::Int(90));
+        assert_eq!(info.len(), if size == 4 { 6 } else { 8 });
+    }
+    // Saved again (in the module's encoding 0) and loaded back: the same answers.
+    let before: Vec<_> = SIZES.map(|s| answers(&mut conn, &format!("v1_{s}"))).into();
+    assert_eq!(conn.call(&["DEBUG", "RELOAD"]), Reply::ok());
+    let after: Vec<_> = SIZES.map(|s| answers(&mut conn, &format!("v1_{s}"))).into();
+    assert_eq!(after, before);
 }
 
 #[test]
