@@ -11,7 +11,9 @@ reads of the restored keys must answer as the writer's own key answers; at the e
 every `--rdb-every` checkpoints) each side SAVEs and a fresh server of the other kind
 loads that file, every key answering as on the writer. BLOCKED, CBF and WBF are
 redbloom's own: their streams run on redbloom alone, each round trip compared with the
-answers before it.
+answers before it; so does CMSCELL, the Count-Min Sketch with RedisBloom 8.12's cell
+sizes (1, 2, 4, 8 bytes), negative increments and counters at each size's maximum (no
+RedisBloom 8.12 to compare with here: docs/compat.md, "Count-Min Sketch").
 
 Differences documented in docs/differences.md are kept out of the stream: TopK items hold
 no NUL, CR or LF (RESP2 simple strings), no bad TOPK.INCRBY increments (RedisBloom's cut
@@ -35,7 +37,7 @@ sys.path.insert(0, HERE)
 from difffuzz import Conn  # noqa: E402
 
 REDISBLOOM = "/work/oracles/redisbloom-2.4.20.so"
-OWN_FAMILIES = {"blocked", "cbf", "wbf"}
+OWN_FAMILIES = {"blocked", "cbf", "wbf", "cmscell"}
 DBL_MAX = "1.7976931348623157e308"
 
 
@@ -202,6 +204,34 @@ def gen_cms(g, key):
     return cmd
 
 
+def gen_cmscell(g, key):
+    """CMS with cell sizes: values at and past each size's maximum, negative increments
+    (underflows refused whole), merges of equal and of different cell sizes."""
+    r = g.rng.random()
+    size = lambda: g.pick("1", "2", "4", "8")
+    big = lambda: g.pick("1", "7", "255", "256", "65535", "65536", "4294967295",
+                         "4294967296", "9223372036854775807", "-1", "-7", "-255", "-65536",
+                         "-9223372036854775808", str(g.rng.randint(-300, 1000)))
+    if r < 0.06:
+        return ["CMS.INITBYDIM", key, g.pick("1", "2", "10", "100"), g.pick("1", "2", "5"),
+                "CELL_SIZE", size()]
+    if r < 0.1:
+        return ["CMS.INITBYPROB", key, g.pick("0.1", "0.01"), g.pick("0.5", "0.01", "0.002"),
+                "CELL_SIZE", size()]
+    if r < 0.85:
+        cmd = ["CMS.INCRBY", key]
+        for _ in range(g.rng.randint(1, 6)):
+            cmd += [g.item(), big()]
+        return cmd
+    family = key.split(":")[0]
+    srcs = [f"{family}:{i}" for i in range(g.rng.randint(1, 3))]
+    cmd = ["CMS.MERGE", key, str(len(srcs))] + srcs
+    if g.rng.random() < 0.5:
+        cmd += ["WEIGHTS"] + [g.pick("1", "2", "-1", "1000000", "9223372036854775807")
+                              for _ in srcs]
+    return cmd
+
+
 def cms_reads(key, probe):
     return [["CMS.QUERY", key] + probe, ["CMS.INFO", key]]
 
@@ -277,6 +307,7 @@ FAMILIES = {
     "cbf": (gen_cbf, lambda k: bloom_reads("CBF", k, PROBE) + [["CBF.COUNT", k, "i1"]]),
     "wbf": (gen_wbf, lambda k: [["WBF.MEXISTS", k] + PROBE, ["WBF.INFO", k], ["WBF.CARD", k]]),
     "cms": (gen_cms, lambda k: cms_reads(k, PROBE)),
+    "cmscell": (gen_cmscell, lambda k: cms_reads(k, PROBE)),
     "topk": (gen_topk, lambda k: topk_reads(k, PROBE[:4] + ["12"])),
     "tdigest": (gen_tdigest, tdigest_reads),
 }
@@ -534,7 +565,8 @@ def main():
     if not args.redbloom:
         target = os.environ.get("CARGO_TARGET_DIR", os.path.join(os.path.dirname(HERE), "target"))
         args.redbloom = os.path.join(target, "release", "libredbloom.so")
-    for so in (args.redbloom, args.redisbloom):
+    own_only = all(f in OWN_FAMILIES for f in args.families.split(","))
+    for so in (args.redbloom,) if own_only else (args.redbloom, args.redisbloom):
         if not os.path.isfile(so):
             raise SystemExit(f"no module {so} (--redbloom / --redisbloom)")
     total = 0

@@ -3,6 +3,8 @@
 (every CMS command, wrong arities, edge numbers, binary items, DUMP, wrong-type keys), sent
 to a reference server (RedisBloom) and to redbloom; every raw reply must be equal.
 Dimensions stay small: RedisBloom aborts the server on a sketch it cannot allocate.
+Increments are never negative: redbloom takes them as RedisBloom 8.12 does, where 2.4.20
+and 2.6 refuse them (docs/compat.md, "Count-Min Sketch"); weights still are.
 
 usage: diff-fuzz-cms.py <reference port> <redbloom port> <protocol 2|3> <seed> <commands>
 (RedisBloom 2.4.20 for RESP2, 2.6.x for RESP3, each loaded in its own redis-server).
@@ -20,6 +22,11 @@ keys = ["k%d" % i for i in range(5)] + ["str"]
 items = ["", "a", "b", "item:1", "\x00\xff", "x"*40]
 def num():
     return rng.choice(["0","1","2","3","7","100","-1","x","1.5","4294967295","4294967296","9223372036854775807","-9223372036854775808","18446744073709551615","+5","010"," 1", str(rng.randint(0,1000))])
+def increment():
+    while True:
+        n = num()
+        if not n.startswith("-"):
+            return n
 def dim():
     return rng.choice(["0","1","2","5","10","64","-3","x","9223372036854775807","4611686018427387904", str(rng.randint(1,300))])
 def prob():
@@ -31,7 +38,7 @@ def cmd():
     if c == 1: return ["CMS.INITBYPROB", k, prob(), prob()]
     if c in (2,3):
         out = ["CMS.INCRBY", k]
-        for _ in range(rng.randint(0,4)): out += [rng.choice(items), num()]
+        for _ in range(rng.randint(0,4)): out += [rng.choice(items), increment()]
         if rng.random() < 0.1: out.append("dangling")
         return out
     if c in (4,5): return ["CMS.QUERY", k] + [rng.choice(items) for _ in range(rng.randint(0,4))]

@@ -94,7 +94,6 @@ pub const CMS_INVALID_PROB: &str = "CMS: invalid prob value";
 pub const CMS_INVALID_INIT_ARGUMENTS: &str = "CMS: invalid init arguments";
 pub const CMS_INSUFFICIENT_MEMORY: &str = "CMS: Insufficient memory to create the key";
 pub const CMS_CANNOT_PARSE_NUMBER: &str = "CMS: Cannot parse number";
-pub const CMS_NEGATIVE_NUMBER: &str = "CMS: Number cannot be negative";
 pub const CMS_INCRBY_OVERFLOW: &str = "CMS: INCRBY overflow";
 pub const CMS_INVALID_NUMKEYS: &str = "CMS: invalid numkeys";
 pub const CMS_NUMKEYS_NOT_POSITIVE: &str = "CMS: Number of keys must be positive";
@@ -103,6 +102,10 @@ pub const CMS_WRONG_NUMBER_OF_KEYS_WEIGHTS: &str = "CMS: wrong number of keys/we
 pub const CMS_INVALID_WEIGHT: &str = "CMS: invalid weight value";
 pub const CMS_DIMENSIONS_DIFFER: &str = "CMS: width/depth is not equal";
 pub const CMS_MERGE_OVERFLOW: &str = "CMS: MERGE overflow";
+// CMS.* texts RedisBloom 8.12 added (the published texts: docs/compat.md, "Count-Min Sketch")
+pub const CMS_CELL_SIZE_INVALID: &str = "CMS: CELL_SIZE must be 1, 2, 4 or 8";
+pub const CMS_INCRBY_UNDERFLOW: &str = "CMS: INCRBY underflow";
+pub const CMS_CELL_SIZE_DIFFERS: &str = "CMS: cell size is not equal";
 
 // TOPK.* (RedisBloom 2.4.20's texts; none has an `ERR` prefix)
 pub const TOPK_KEY_DOES_NOT_EXIST: &str = "TopK: key does not exist";

@@ -295,7 +295,8 @@ impl ModuleValue for WindowFilter {
 }
 
 /// RedisBloom's Count-Min Sketch type: same name and encoding (0), so RDB files and DUMP
-/// payloads move both ways.
+/// payloads of 4-byte sketches move both ways; RedisBloom 8.12's encoding 1 loads too
+/// (core's `cms::rdb` says what a sketch of another cell size is written as).
 pub static CMS_TYPE: RedisType = RedisType::new(
     "CMSk-TYPE",
     rdb::CMS_ENCODING,
@@ -322,7 +323,13 @@ impl ModuleValue for CountMinSketch {
 
     fn try_clone(&self) -> Option<Self> {
         let counters = redbloom_core::sparse_copy(self.counter_bytes_le()).ok()?;
-        CountMinSketch::from_parts(self.width(), self.depth(), self.count(), counters)
+        CountMinSketch::from_parts(
+            self.width(),
+            self.depth(),
+            self.count(),
+            u64::from(self.cell_size()),
+            counters,
+        )
     }
 
     /// Items: the sum of the increments; one counter array.

@@ -8,7 +8,7 @@
 pub use crate::bloom::rdb::{
     load_blocked, load_chain, save_chain, BLOCKED_ENCODING, BLOOM_ENCODING,
 };
-pub use crate::cms::rdb::{load_cms, save_cms, CMS_ENCODING};
+pub use crate::cms::rdb::{load_cms, save_cms, save_cms_v1, CMS_CELL_SIZE_ENCODING, CMS_ENCODING};
 pub use crate::counting::rdb::{load_counting, save_counting, COUNTING_ENCODING};
 pub use crate::cuckoo::rdb::{load_cuckoo, save_cuckoo, CUCKOO_ENCODING};
 pub use crate::static_filter::rdb::{load_static, save_static, STATIC_ENCODING};

@@ -1,5 +1,6 @@
 //! `cargo test --manifest-path fuzz/Cargo.toml -- --ignored` rewrites `fuzz/seeds/`.
 use super::*;
+use redbloom_core::cms::CountMinSketch;
 use redbloom_core::cuckoo::CuckooParams;
 use std::path::Path;
 
@@ -55,6 +56,19 @@ pub(crate) fn rdb_seed(encver: u8, fields: &Fields, ops: &[u8]) -> Vec<u8> {
 fn ops() -> Vec<u8> {
     // add "a", add "bc", check "a", dump, add "a", round trip.
     vec![0, 1, b'a', 1, 2, b'b', b'c', 5, 1, b'a', 9, 1, 1, b'a', 7]
+}
+
+/// cms_rdb's operations: "x" by 300 (past a 1-byte cell), by -400 (an underflow), by -9,
+/// a query of "x", a merge into itself with weight 2.
+fn cms_ops() -> Vec<u8> {
+    let mut ops = Vec::new();
+    for by in [300i64, -400, -9] {
+        ops.extend_from_slice(&[0, 1, b'x']);
+        ops.extend_from_slice(&by.to_le_bytes());
+    }
+    ops.extend_from_slice(&[1, 1, b'x', 2, 1, b'x']);
+    ops.extend_from_slice(&2i64.to_le_bytes());
+    ops
 }
 
 fn chains() -> Vec<Chain> {
@@ -154,6 +168,20 @@ fn write_seeds() {
             &format!("seed{i}"),
             &rdb_seed(2, &fields, &ops()),
         );
+    }
+    // cms_rdb: a sketch of each cell size as the module writes it (encoding 0, encver byte
+    // 1) and as RedisBloom 8.12 does (encoding 1, encver byte 2).
+    for size in [1u8, 2, 4, 8] {
+        let mut cms = CountMinSketch::new(5, 3, size, u64::MAX).unwrap();
+        cms.incr_by(b"x", 9);
+        let mut v0 = Fields::default();
+        rdb::save_cms(&cms, &mut v0);
+        let name = format!("seed_cell{size}_v0");
+        write("cms_rdb", &name, &rdb_seed(1, &v0, &cms_ops()));
+        let mut v1 = Fields::default();
+        rdb::save_cms_v1(&cms, &mut v1);
+        let name = format!("seed_cell{size}_v1");
+        write("cms_rdb", &name, &rdb_seed(2, &v1, &cms_ops()));
     }
     write("ops", "seed0", &[0u8; 64]);
     // merge: [family][shape][other shape][op][operands, odd one, items...] per family,

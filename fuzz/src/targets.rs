@@ -97,12 +97,15 @@ pub fn cbf_rdb(data: &[u8]) {
     exercise_counting(chain, &mut input);
 }
 
-/// The Count-Min Sketch's RDB decoder (`rdb::load_cms`) over a field stream built from the
-/// input, then the loaded sketch in use: increments, queries, a merge into itself, and its
-/// fields saved and loaded back. Input: [encver byte][u16 fields length][fields][operations].
+/// The Count-Min Sketch's RDB decoder (`rdb::load_cms`, encodings 0 and 1: every cell
+/// size) over a field stream built from the input, then the loaded sketch in use:
+/// increments and decrements (a refused one changes nothing), queries, a merge into
+/// itself, and its fields saved and loaded back (encoding 0 as the module writes it, and
+/// RedisBloom 8.12's encoding 1). Input: [encver byte][u16 fields length][fields][operations].
 pub fn cms_rdb(data: &[u8]) {
+    use redbloom_core::cms::Increment;
     let mut input = Input::new(data);
-    let encver = i32::from(input.u8().unwrap_or(0) % 3) - 1;
+    let encver = i32::from(input.u8().unwrap_or(0) % 4) - 1;
     let mut fields = fields_from(&mut input.split());
     let Some(mut cms) = rdb::load_cms(&mut fields, encver) else {
         return;
@@ -111,8 +114,13 @@ pub fn cms_rdb(data: &[u8]) {
         let item = input.item();
         match op % 3 {
             0 => {
-                let estimate = cms.incr_by(&item, input.u64() >> 1);
-                assert!(cms.query(&item) >= estimate);
+                let before = cms.clone();
+                match cms.incr_by(&item, input.i64()) {
+                    Increment::Estimate(estimate) => assert_eq!(cms.query(&item), estimate),
+                    Increment::Underflow => assert_eq!(cms, before),
+                    Increment::Overflow if cms.cell_size() != 4 => assert_eq!(cms, before),
+                    Increment::Overflow => {}
+                }
             }
             1 => {
                 let _ = cms.query(&item);
@@ -129,6 +137,12 @@ pub fn cms_rdb(data: &[u8]) {
     rdb::save_cms(&cms, &mut saved);
     assert_eq!(
         rdb::load_cms(&mut saved, rdb::CMS_ENCODING).as_ref(),
+        Some(&cms)
+    );
+    let mut v1 = Fields::default();
+    rdb::save_cms_v1(&cms, &mut v1);
+    assert_eq!(
+        rdb::load_cms(&mut v1, rdb::CMS_CELL_SIZE_ENCODING).as_ref(),
         Some(&cms)
     );
 }

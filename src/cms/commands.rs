@@ -1,5 +1,6 @@
 //! The CMS.* command table: RedisBloom's flags (`write deny-oom` for every write), its
-//! summaries (commands.json), the arities it checks; CMS.MERGE declares its source keys.
+//! summaries (commands.json), the arities it checks (RedisBloom 8.12's optional `CELL_SIZE`
+//! makes the INIT commands' variable); CMS.MERGE declares its source keys.
 
 use super::{handlers, ACL_CATEGORY};
 use crate::api::commands::Command;
@@ -14,24 +15,24 @@ pub fn commands() -> Vec<Command> {
             name: "cms.initbydim",
             handler: command_entry!(handlers::init),
             flags: WRITE_MAY_ALLOCATE,
-            arity: 4,
+            arity: -4,
             key: Write,
             acl_category: ACL_CATEGORY,
             summary: "Initializes a Count-Min Sketch to dimensions specified by user",
             complexity: "O(1)",
-            args: "key:key width:integer depth:integer",
+            args: "key:key width:integer depth:integer [CELL_SIZE cell_size:integer]",
             since: "2.0.0",
         },
         Command {
             name: "cms.initbyprob",
             handler: command_entry!(handlers::init),
             flags: WRITE_MAY_ALLOCATE,
-            arity: 4,
+            arity: -4,
             key: Write,
             acl_category: ACL_CATEGORY,
             summary: "Initializes a Count-Min Sketch to accommodate requested tolerances.",
             complexity: "O(1)",
-            args: "key:key error:double probability:double",
+            args: "key:key error:double probability:double [CELL_SIZE cell_size:integer]",
             since: "2.0.0",
         },
         Command {

@@ -1,6 +1,6 @@
 //! The cross-load fuzz's recorded seeds (issue 32): streams scripts/cross-load-fuzz.py
-//! ran side by side in RedisBloom 2.4.20 and redbloom (BLOCKED, CBF and WBF, redbloom's
-//! own, in redbloom alone), random writes with extreme values (±DBL_MAX, sums that
+//! ran side by side in RedisBloom 2.4.20 and redbloom (BLOCKED, CBF, WBF and CMSCELL, the
+//! CMS with cell sizes, in redbloom alone), random writes with extreme values (±DBL_MAX, sums that
 //! overflow to NaN, t-digest weights past 2^53 and 2^63 by self-merges, CMS counters at
 //! 2^32 and counts past 2^63, empty and large items), with DEBUG RELOAD and DUMP + DEL +
 //! RESTORE round trips inside the stream and, at checkpoints, each key's payload from
@@ -54,4 +54,11 @@ fn topk_seed_replays_as_redisbloom_answered() {
 #[test]
 fn tdigest_seed_replays_as_redisbloom_answered() {
     replay("tdigest");
+}
+
+/// CMSCELL: the Count-Min Sketch with RedisBloom 8.12's cell sizes, redbloom alone (no
+/// RedisBloom 8.12 here to record).
+#[test]
+fn cms_cell_size_seed_replays_as_recorded() {
+    replay("cmscell");
 }

@@ -7,8 +7,13 @@ use crate::rdb::{Field, Fields};
 use crate::testing::{random_fields, random_streams};
 use proptest::prelude::*;
 
+/// An applied increment's reply.
+fn est(n: u64) -> Increment {
+    Increment::Estimate(n)
+}
+
 fn sketch(width: u64, depth: u64) -> CountMinSketch {
-    CountMinSketch::new(width, depth, u64::MAX).unwrap()
+    CountMinSketch::new(width, depth, 4, u64::MAX).unwrap()
 }
 
 /// Counter `cell` of a sketch, read from its stored bytes.
@@ -20,7 +25,7 @@ fn counter(cms: &CountMinSketch, cell: usize) -> u32 {
 #[test]
 fn each_row_hashes_with_its_index_as_the_seed() {
     let mut cms = sketch(1000, 5);
-    assert_eq!(cms.incr_by(b"foo", 7), 7);
+    assert_eq!(cms.incr_by(b"foo", 7), est(7));
     for row in 0..5u64 {
         let col = u64::from(murmur2::murmur2(b"foo", row as u32)) % 1000;
         assert_eq!(counter(&cms, (row * 1000 + col) as usize), 7, "row {row}");
@@ -45,23 +50,26 @@ fn the_estimate_is_the_smallest_counter() {
     // Width 1: every item shares each row's only counter.
     let mut cms = sketch(1, 3);
     cms.incr_by(b"a", 2);
-    assert_eq!(cms.incr_by(b"b", 3), 5);
+    assert_eq!(cms.incr_by(b"b", 3), est(5));
     assert_eq!(cms.query(b"zzz"), 5);
 }
 
 #[test]
 fn counters_saturate_and_the_count_wraps() {
     let mut cms = sketch(2, 2);
-    assert_eq!(cms.incr_by(b"x", u64::from(u32::MAX) - 1), u32::MAX - 1);
-    assert_eq!(cms.incr_by(b"x", 5), u32::MAX);
-    assert_eq!(cms.incr_by(b"x", 0), u32::MAX);
+    let max = u64::from(u32::MAX);
+    assert_eq!(cms.incr_by(b"x", i64::from(u32::MAX) - 1), est(max - 1));
+    assert_eq!(cms.incr_by(b"x", 5), Increment::Overflow);
+    assert_eq!(cms.query(b"x"), max, "applied, saturated");
+    assert_eq!(cms.count(), max + 4);
+    assert_eq!(cms.incr_by(b"x", 0), Increment::Overflow);
     // An increment of 2^32 or more saturates at once (RedisBloom compares the wrapped
     // sum with the increment).
     let mut big = sketch(2, 2);
-    assert_eq!(big.incr_by(b"x", 1 << 32), u32::MAX);
-    assert_eq!(big.query(b"x"), u32::MAX);
-    big.incr_by(b"y", i64::MAX as u64);
-    big.incr_by(b"y", i64::MAX as u64);
+    assert_eq!(big.incr_by(b"x", 1 << 32), Increment::Overflow);
+    assert_eq!(big.query(b"x"), max);
+    big.incr_by(b"y", i64::MAX);
+    big.incr_by(b"y", i64::MAX);
     big.incr_by(b"y", 4);
     assert_eq!(
         big.count(),
@@ -72,34 +80,37 @@ fn counters_saturate_and_the_count_wraps() {
 #[test]
 fn dimensions_are_checked_as_redisbloom_does() {
     assert_eq!(
-        CountMinSketch::new(0, 5, u64::MAX),
+        CountMinSketch::new(0, 5, 4, u64::MAX),
         Err(CmsError::InvalidDimensions)
     );
     assert_eq!(
-        CountMinSketch::new(5, 0, u64::MAX),
+        CountMinSketch::new(5, 0, 4, u64::MAX),
         Err(CmsError::InvalidDimensions)
     );
     assert_eq!(
-        CountMinSketch::new(i64::MAX as u64, 2, u64::MAX),
+        CountMinSketch::new(i64::MAX as u64, 2, 4, u64::MAX),
         Err(CmsError::InvalidDimensions)
     );
     assert_eq!(
-        CountMinSketch::new(1 << 62, 1, u64::MAX),
+        CountMinSketch::new(1 << 62, 1, 4, u64::MAX),
         Err(CmsError::Overflow)
     );
     // 10^9 × 10^9 counters: RedisBloom asks the allocator for 4·10^18 bytes and aborts.
     assert_eq!(
-        CountMinSketch::new(1_000_000_000, 1_000_000_000, 4 << 30),
+        CountMinSketch::new(1_000_000_000, 1_000_000_000, 4, 4 << 30),
         Err(CmsError::TooLarge)
     );
     // Without a ceiling the allocator refuses, and that is an error, not an abort.
     assert_eq!(
-        CountMinSketch::new(1_000_000_000, 1_000_000_000, u64::MAX),
+        CountMinSketch::new(1_000_000_000, 1_000_000_000, 4, u64::MAX),
         Err(CmsError::OutOfMemory)
     );
     // The ceiling counts what MEMORY USAGE reports: 8 + 8 bytes per counter.
-    assert!(CountMinSketch::new(100, 10, 8008).is_ok());
-    assert_eq!(CountMinSketch::new(100, 10, 8007), Err(CmsError::TooLarge));
+    assert!(CountMinSketch::new(100, 10, 4, 8008).is_ok());
+    assert_eq!(
+        CountMinSketch::new(100, 10, 4, 8007),
+        Err(CmsError::TooLarge)
+    );
     let cms = sketch(100, 10);
     assert_eq!(cms.mem_usage(), 8008);
     assert_eq!(cms.allocated_bytes(), 4000);
@@ -239,11 +250,11 @@ proptest! {
         let mut cms = sketch(16, 3);
         let mut truth = std::collections::HashMap::new();
         for (item, by) in &items {
-            cms.incr_by(&[*item], *by);
+            cms.incr_by(&[*item], *by as i64);
             *truth.entry(*item).or_insert(0u64) += by;
         }
         for (item, count) in truth {
-            prop_assert!(u64::from(cms.query(&[item])) >= count);
+            prop_assert!(cms.query(&[item]) >= count);
         }
     }
 }

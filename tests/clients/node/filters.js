@@ -1,5 +1,6 @@
 // node-redis against redbloom: every bf.* and cf.* method node-redis has, with the values
-// its documentation promises (booleans, numbers, objects for INFO), once with the default
+// its documentation promises (booleans, numbers, objects for INFO), and its cms.* options of
+// RedisBloom 8.12 (CELL_SIZE, negative increments), once with the default
 // client (RESP3 in node-redis 6) and once with `RESP: 2`. Run by tests/it/clients.rs with the
 // server's port in REDBLOOM_PORT; exits non-zero on the first failed assertion.
 'use strict';
@@ -10,6 +11,35 @@ const { createClient, RESP_TYPES } = require('redis');
 const port = Number(process.env.REDBLOOM_PORT);
 if (!port) {
   throw new Error('REDBLOOM_PORT is not set');
+}
+
+// RedisBloom 8.12's Count-Min Sketch options through node-redis 6.3.1's own arguments: a
+// CELL_SIZE sketch answers INFO with its fourth pair (labelled `cell_size`, as redbloom
+// replies it), a 4-byte one with exactly three; a decrement past a counter is an element.
+async function sketch(client, prefix) {
+  const small = `${prefix}:cms1`;
+  assert.equal(await client.cms.initByDim(small, 100, 3, { CELL_SIZE: 1 }), 'OK');
+  assert.equal(await client.cms.initByProb(`${prefix}:cms8`, 0.01, 0.01, { CELL_SIZE: 8 }), 'OK');
+  assert.deepEqual(await client.cms.incrBy(small, [
+    { item: 'a', incrementBy: 200 },
+    { item: 'a', incrementBy: -50 },
+  ]), [200, 150]);
+  const refused = await client.cms.incrBy(small, [
+    { item: 'a', incrementBy: 106 },
+    { item: 'b', incrementBy: -1 },
+  ]);
+  assert.equal(refused.length, 2);
+  assert.match(String(refused[0]), /CMS: INCRBY overflow/);
+  assert.match(String(refused[1]), /CMS: INCRBY underflow/);
+  assert.deepEqual(await client.cms.query(small, ['a', 'b']), [150, 0]);
+  assert.deepEqual({ ...(await client.cms.info(small)) }, {
+    width: 100, depth: 3, count: 150, cell_size: 1,
+  });
+  assert.deepEqual({ ...(await client.cms.info(`${prefix}:cms8`)) }, {
+    width: 200, depth: 7, count: 0, cell_size: 8,
+  });
+  await client.cms.initByDim(`${prefix}:cms4`, 100, 3);
+  assert.deepEqual({ ...(await client.cms.info(`${prefix}:cms4`)) }, { width: 100, depth: 3, count: 0 });
 }
 
 async function bloom(client, resp, prefix) {
@@ -126,6 +156,7 @@ async function main() {
     assert.equal(proto, resp, 'the protocol node-redis speaks');
     await bloom(client, resp, `node${resp}`);
     await cuckoo(client, resp, `node${resp}`);
+    await sketch(client, `node${resp}`);
     await client.close();
     console.log(`node-redis RESP${resp}: ok`);
   }

@@ -9,7 +9,7 @@ use crate::support::dump_payload::{forgeries_are_refused, uncompressed_dumps};
 use crate::support::{Reply, Server};
 
 /// The module id of `CMSk-TYPE`, encoding 0 (RedisBloom's DUMP payloads start with it).
-const CMS_ID: u64 = 0x08c4_a4f9_360f_1000;
+pub(super) const CMS_ID: u64 = 0x08c4_a4f9_360f_1000;
 
 #[test]
 fn forged_payloads_are_refused_and_the_server_lives() {
