@@ -54,24 +54,50 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Where a password missing from the URL is read from, as redis-cli does.
 pub const AUTH_VARIABLE: &str = "REDISCLI_AUTH";
 
+/// Why opening a connection got no answer in time.
+fn no_answer(timeout: Duration) -> String {
+    format!(
+        "no answer within {} s (not a Redis server, or it is stuck)",
+        timeout.as_secs_f64()
+    )
+}
+
 /// Why opening a connection failed, in words: refused, no answer, not Redis.
 fn open_error(url: &str, timeout: Duration, e: &redis::RedisError) -> Error {
-    let url = crate::error::redact(url);
+    let url = crate::error::mask_url(url);
     let why = if e.is_connection_refusal() {
         "connection refused".to_string()
     } else if e.is_timeout() {
-        format!(
-            "no answer within {} s (not a Redis server, or it is stuck)",
-            timeout.as_secs_f64()
-        )
-    } else if e.is_io_error() || e.is_connection_dropped() {
-        e.to_string()
+        no_answer(timeout)
     } else if matches!(e.kind(), redis::ErrorKind::Parse) {
-        format!("the answer is not Redis' protocol (not a Redis server?): {e}")
+        format!(
+            "the answer is not Redis' protocol (not a Redis server?): {}",
+            crate::error::plain(e)
+        )
+    } else if matches!(e.kind(), redis::ErrorKind::AuthenticationFailed) {
+        "authentication failed (wrong user name or password)".to_string()
     } else {
-        e.to_string()
+        crate::error::plain(e)
     };
     Error::connection(format!("cannot connect to {url}: {why}"))
+}
+
+/// What a URL given says: `redis://`, `rediss://`, `valkey://`, `valkeys://` URLs, and
+/// `host:port` (no scheme: `redis://` is meant). One that does not parse is a usage error,
+/// the URL echoed with its password masked.
+pub fn parse_url(url: &str) -> Result<redis::ConnectionInfo> {
+    let full = if url.contains(":/") {
+        url.to_string()
+    } else {
+        format!("redis://{url}")
+    };
+    redis::IntoConnectionInfo::into_connection_info(full.as_str()).map_err(|e| {
+        Error::usage(format!(
+            "{}: {} (expected a redis:// URL or host:port)",
+            crate::error::mask_url(url),
+            crate::error::plain(&e)
+        ))
+    })
 }
 
 fn server_error(value: &Value) -> Option<String> {
@@ -114,11 +140,36 @@ impl Conn {
 
     /// [`Conn::open_with`], a `rediss://` server's certificate checked against the CA
     /// certificate `tls_ca` (PEM; `None`: the system's trusted roots).
+    ///
+    /// Connecting, authenticating and the first reply fit in `timeout` all together: the
+    /// connection is made on a thread that is given up on (left to end by its own
+    /// timeouts) when it has not answered by then.
     pub fn open_tls(url: &str, timeout: Duration, tls_ca: Option<Vec<u8>>) -> Result<Conn> {
         // rustls needs its crypto provider chosen once per process (an error: chosen already).
         let _ = rustls::crypto::ring::default_provider().install_default();
+        let info = parse_url(url)?;
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let given = url.to_string();
+        std::thread::spawn(move || {
+            let _ = sender.send(Conn::open_parsed(&given, info, timeout, tls_ca));
+        });
+        match receiver.recv_timeout(timeout) {
+            Ok(outcome) => outcome,
+            Err(_) => Err(Error::connection(format!(
+                "cannot connect to {}: {}",
+                crate::error::mask_url(url),
+                no_answer(timeout)
+            ))),
+        }
+    }
+
+    fn open_parsed(
+        url: &str,
+        mut info: redis::ConnectionInfo,
+        timeout: Duration,
+        tls_ca: Option<Vec<u8>>,
+    ) -> Result<Conn> {
         let fail = |e: redis::RedisError| open_error(url, timeout, &e);
-        let mut info = redis::IntoConnectionInfo::into_connection_info(url).map_err(fail)?;
         if info.redis_settings().password().is_none() {
             if let Ok(password) = std::env::var(AUTH_VARIABLE) {
                 let settings = info.redis_settings().clone().set_password(password);

@@ -18,7 +18,7 @@ pub mod shard_load;
 pub mod slot;
 
 pub use conn::Conn;
-pub use error::{redact, Error, Result};
+pub use error::{mask_url, redact, Error, Result};
 pub use family::{Family, FilterSpec};
 pub use shard::Descriptor;
 pub use shard_load::ShardLoad;

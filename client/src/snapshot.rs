@@ -21,7 +21,7 @@
 //! to a filter with the very same header.
 
 use crate::conn::Conn;
-use crate::error::{Error, Result};
+use crate::error::{words, Error, Result};
 use crate::family::{key_family, Family};
 use redbloom_core::bloom::{dump as bloom_dump, Chain};
 use redbloom_core::counting::{dump as counting_dump, CountingChain};
@@ -87,37 +87,37 @@ impl Local {
         Ok(match family {
             Family::Bf => {
                 let mut chain = bloom_dump::chain_from_header(header, DEFAULT_MAX_FILTER_BYTES)
-                    .map_err(|e| err(format!("{e:?}")))?;
+                    .map_err(|e| err(words::dump_error(&e).to_string()))?;
                 for (iter, data) in rest {
                     bloom_dump::load_chunk(&mut chain, *iter, data)
-                        .map_err(|e| err(format!("{e:?}")))?;
+                        .map_err(|e| err(words::dump_error(&e).to_string()))?;
                 }
                 Local::Bloom(chain)
             }
             Family::Cf => {
                 let mut filter = cuckoo_dump::filter_from_header(header, DEFAULT_MAX_FILTER_BYTES)
-                    .map_err(|e| err(format!("{e:?}")))?;
+                    .map_err(|e| err(e.to_string()))?;
                 for (iter, data) in rest {
                     cuckoo_dump::load_chunk(&mut filter, *iter, data)
-                        .map_err(|e| err(format!("{e:?}")))?;
+                        .map_err(|e| err(e.to_string()))?;
                 }
                 Local::Cuckoo(filter)
             }
             Family::Cbf => {
                 let mut chain = counting_dump::chain_from_header(header, DEFAULT_MAX_FILTER_BYTES)
-                    .map_err(|e| err(format!("{e:?}")))?;
+                    .map_err(|e| err(words::dump_error(&e).to_string()))?;
                 for (iter, data) in rest {
                     counting_dump::load_chunk(&mut chain, *iter, data)
-                        .map_err(|e| err(format!("{e:?}")))?;
+                        .map_err(|e| err(words::dump_error(&e).to_string()))?;
                 }
                 Local::Counting(chain)
             }
             Family::Sf => {
                 let mut filter = static_dump::filter_from_header(header, DEFAULT_MAX_FILTER_BYTES)
-                    .map_err(|e| err(format!("{e:?}")))?;
+                    .map_err(|e| err(words::dump_error(&e).to_string()))?;
                 for (iter, data) in rest {
                     static_dump::load_chunk(&mut filter, *iter, data)
-                        .map_err(|e| err(format!("{e:?}")))?;
+                        .map_err(|e| err(words::dump_error(&e).to_string()))?;
                 }
                 if !filter.is_complete() {
                     return Err(err(format!("{} bytes of data missing", filter.pending())));

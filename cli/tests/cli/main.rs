@@ -19,3 +19,4 @@ mod shard_errors;
 mod shard_routing;
 mod snapshot;
 mod streaming;
+mod trust;
