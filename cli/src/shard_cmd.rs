@@ -210,15 +210,33 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             let mut conn = connect::open(&url)?;
             let descriptor = Descriptor::open(&mut conn, &name)?;
             let bar = input::progress("add");
-            // The input streams: a batch is added before the next is read.
-            let (mut done, mut added) = (0u64, 0usize);
+            signals::catch();
+            // The input streams: a batch is added before the next is read. `lines`: input
+            // lines (command-line items first) done; `done`: items (blank lines skipped).
+            let (mut lines, mut done, mut added) = (0u64, 0u64, 0usize);
             input::for_each_input(&items, file.as_deref(), true, |batch| {
-                let replies =
-                    descriptor.add_after(&mut conn, batch, done, wait_replicas, &mut |n| {
+                let (kept, at) = input::nonblank(batch);
+                let mut acked = 0;
+                let outcome =
+                    descriptor.add_after(&mut conn, &kept, done, wait_replicas, &mut |n| {
+                        acked = n;
                         bar.set_position(done + n as u64)
-                    })?;
+                    });
+                let replies = match outcome {
+                    Ok(replies) => replies,
+                    Err(e) => {
+                        let line = lines + at.get(acked).map_or(batch.len(), |&i| i) as u64 + 1;
+                        return Err(e.with_note(format!(
+                            "stopped at line {line} of the input: the {} items before it were \
+                             added and acknowledged, the rest were not (resume from that line, \
+                             e.g. tail -n +{line} FILE | redbloom shard add URL {name} …)",
+                            done + acked as u64
+                        )));
+                    }
+                };
                 added += replies.iter().filter(|&&r| r == 1).count();
-                done += batch.len() as u64;
+                done += kept.len() as u64;
+                lines += batch.len() as u64;
                 Ok(())
             })?;
             bar.finish_and_clear();
@@ -266,8 +284,12 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             let mut loading = descriptor.start_load(&mut conn)?;
             let reading = input::progress("build");
             let mut read = 0;
-            let items = input::for_each_batch(file.as_deref(), |batch| {
-                loading.add(batch)?;
+            signals::catch();
+            let mut items = 0;
+            input::for_each_batch(file.as_deref(), |batch| {
+                let (batch, _) = input::nonblank(batch);
+                items += batch.len() as u64;
+                loading.add(&batch)?;
                 read += batch.len() as u64;
                 reading.set_position(read);
                 Ok(())

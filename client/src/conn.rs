@@ -35,13 +35,27 @@ pub struct Conn {
     pub retry_for: Duration,
     /// Fresh connections made since the first ([`Conn::reconnects`]).
     reconnects: u64,
-    /// Whether a [`Conn::pipeline_replicated`] was confirmed already: from then on a master
-    /// without enough replicas is waited for (a failover's new master gets its replica
-    /// back), before it fails at once.
-    replicated_once: bool,
     /// Told, every few seconds, what a retried pipeline waits for (CLUSTERDOWN, LOADING,
     /// a lost connection…); the CLI prints it on standard error.
     pub notice: Option<fn(&str)>,
+}
+
+/// How the error of a master with fewer replicas than `--wait-replicas` asks for starts.
+pub const REPLICAS_SHORT: &str = "--wait-replicas";
+
+/// One command's reply over two sends of it: an array of per-item answers (1 newly added)
+/// with each item's 1 from either kept; any other reply as the later send gave it.
+fn newly_added_in_either(before: Value, after: Value) -> Value {
+    let added = |v: &Value| matches!(v, Value::Int(1) | Value::Boolean(true));
+    match (before, after) {
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => Value::Array(
+            a.into_iter()
+                .zip(b)
+                .map(|(x, y)| if added(&x) { x } else { y })
+                .collect(),
+        ),
+        (_, after) => after,
+    }
 }
 
 /// A retried pipeline is told of ([`Conn::notice`]) after this long, and again every
@@ -194,7 +208,6 @@ impl Conn {
             inner: None,
             retry_for: Duration::from_secs(60),
             reconnects: 0,
-            replicated_once: false,
             notice: None,
         };
         if !cluster_info.contains("cluster_enabled:1") {
@@ -483,12 +496,16 @@ impl Conn {
     }
 
     /// [`Conn::pipeline_at`], then `WAIT replicas` on the master of each of `keys`' slots;
-    /// when a master does not confirm (it failed over, or its replicas lag), the pipeline is
-    /// sent again (the commands must be idempotent: adding an item twice to a Bloom filter
-    /// is), for at most [`Conn::retry_for`]. Until a first round was confirmed, a master
-    /// with fewer replicas than asked for (INFO replication's `connected_slaves`) fails at
-    /// once (later, after a failover, its new replica is waited for); the errors name the
-    /// node.
+    /// when a master does not confirm (its replicas lag, or it failed over to a replica that
+    /// has replicas of its own), the pipeline is sent again (the commands must be
+    /// idempotent: adding an item twice to a Bloom filter is), for at most
+    /// [`Conn::retry_for`]. A master with fewer replicas than asked for (INFO replication's
+    /// `connected_slaves`), at the start or after a failover, fails at once ([`REPLICAS_SHORT`]
+    /// starts its message): waiting would not bring them back. The errors name the node.
+    ///
+    /// The replies are those of the first send: an item's answer of 1 (newly added) from
+    /// any send is kept, so that a resent round does not count what it added before as
+    /// "already there".
     pub fn pipeline_replicated(
         &mut self,
         cmds: &[Cmd],
@@ -497,8 +514,17 @@ impl Conn {
     ) -> std::result::Result<Vec<Value>, Failure> {
         let started = Instant::now();
         let whole = |error: Error| Failure { index: None, error };
+        let mut first: Option<Vec<Value>> = None;
         loop {
             let values = self.pipeline_at(cmds)?;
+            let values = match first.take() {
+                Some(before) => before
+                    .into_iter()
+                    .zip(values)
+                    .map(|(a, b)| newly_added_in_either(a, b))
+                    .collect(),
+                None => values,
+            };
             let mut waiting = None;
             for key in keys {
                 let slot = crate::slot::key_slot(key.as_bytes());
@@ -517,16 +543,15 @@ impl Conn {
                         .and_then(|n| n.trim().parse::<u32>().ok())
                 });
                 let node = self.node_of(slot);
-                if let Some(n) = connected.filter(|&n| n < replicas && !self.replicated_once) {
+                if let Some(n) = connected.filter(|&n| n < replicas) {
                     return Err(whole(Error::new(format!(
-                        "--wait-replicas {replicas}: {node} (the master of {key}) has {n} replica(s)"
+                        "{REPLICAS_SHORT} {replicas}: {node} (the master of {key}) has {n} replica(s)"
                     ))));
                 }
                 waiting = Some(node);
                 break;
             }
             let Some(node) = waiting else {
-                self.replicated_once = true;
                 return Ok(values);
             };
             if started.elapsed() > self.retry_for {
@@ -535,6 +560,7 @@ impl Conn {
                     self.retry_for.as_secs()
                 ))));
             }
+            first = Some(values);
             std::thread::sleep(Duration::from_millis(200));
             let _ = self.reconnect();
         }

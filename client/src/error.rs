@@ -193,6 +193,18 @@ impl Error {
         }
     }
 
+    /// The same kind of error with `; note` after its message.
+    pub fn with_note(self, note: impl fmt::Display) -> Error {
+        let text = |m: String| one_line(&format!("{m}; {note}"));
+        match self {
+            Error::Usage(m) => Error::Usage(text(m)),
+            Error::Connection(m) => Error::Connection(text(m)),
+            Error::File(m) => Error::File(text(m)),
+            Error::Interrupted(m) => Error::Interrupted(text(m)),
+            Error::Failed(m) => Error::Failed(text(m)),
+        }
+    }
+
     /// The kind's name, as the CLI's `--json` errors give it.
     pub fn kind(&self) -> &'static str {
         match self {

@@ -15,6 +15,7 @@ mod load_static;
 mod merge;
 mod merge_shard;
 mod proxy;
+mod replicas;
 mod shard_errors;
 mod shard_routing;
 mod snapshot;
