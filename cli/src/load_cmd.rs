@@ -19,9 +19,10 @@ const BUILD_STEP: usize = 65_536;
 
 #[derive(Args)]
 pub struct LoadArgs {
-    /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db]
-    /// (the password may come from REDISCLI_AUTH instead).
+    #[arg(help = crate::connect::URL_HELP)]
     url: String,
+    #[command(flatten)]
+    _server: crate::connect::ServerArgs,
     /// The key to create; it must not exist.
     key: String,
     #[command(flatten)]

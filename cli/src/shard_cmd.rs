@@ -12,12 +12,11 @@ use std::path::PathBuf;
 /// How a filter is sized and grown (shared by `shard create` and `load`).
 #[derive(Args, Clone)]
 pub struct SpecArgs {
-    /// Target false-positive rate of the whole filter, e.g. 0.01 (bf and cbf; a cf
-    /// filter's rate follows from its bucket size, so cf refuses it).
+    /// Target false-positive rate of the whole filter, e.g. 0.01; required but for cf,
+    /// which refuses it (a Cuckoo filter's rate follows from its bucket size).
     #[arg(long)]
     pub error_rate: Option<f64>,
-    /// Items the whole filter is sized for (a sharded filter: all members together);
-    /// required but for static filters (sized from their items).
+    /// Items the whole filter is sized for (a sharded filter: all members together).
     #[arg(long)]
     pub capacity: Option<u64>,
     /// Growth factor of each new link / sub-filter.
@@ -76,9 +75,10 @@ pub enum ShardCommand {
     /// Creates N members (each reserved for its share capacity / N plus headroom,
     /// ⌈C/N + 4·√(C/N)⌉) and the descriptor NAME.
     Create {
-        /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db]
-        /// (the password may come from REDISCLI_AUTH instead).
+        #[arg(help = crate::connect::URL_HELP)]
         url: String,
+        #[command(flatten)]
+        _server: crate::connect::ServerArgs,
         /// The sharded filter's name: the key of its descriptor hash.
         name: String,
         /// Members (1 to 1024): at least the most masters the cluster will have; 2 to 4
@@ -96,9 +96,10 @@ pub enum ShardCommand {
     },
     /// Adds items (arguments, then --file, else standard input).
     Add {
-        /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db]
-        /// (the password may come from REDISCLI_AUTH instead).
+        #[arg(help = crate::connect::URL_HELP)]
         url: String,
+        #[command(flatten)]
+        _server: crate::connect::ServerArgs,
         /// The sharded filter's name: the key of its descriptor hash.
         name: String,
         /// Items; with none and no --file, standard input (one per line).
@@ -113,9 +114,10 @@ pub enum ShardCommand {
     },
     /// Prints one 0/1 per item, in order.
     Exists {
-        /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db]
-        /// (the password may come from REDISCLI_AUTH instead).
+        #[arg(help = crate::connect::URL_HELP)]
         url: String,
+        #[command(flatten)]
+        _server: crate::connect::ServerArgs,
         /// The sharded filter's name: the key of its descriptor hash.
         name: String,
         /// Items; with none and no --file, standard input (one per line).
@@ -126,9 +128,10 @@ pub enum ShardCommand {
     },
     /// Bulk-loads items into the empty members (built locally, shipped with LOADCHUNK).
     Load {
-        /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db]
-        /// (the password may come from REDISCLI_AUTH instead).
+        #[arg(help = crate::connect::URL_HELP)]
         url: String,
+        #[command(flatten)]
+        _server: crate::connect::ServerArgs,
         /// The sharded filter's name: the key of its descriptor hash.
         name: String,
         /// One item per line (`-`: standard input, also the default).
@@ -137,18 +140,20 @@ pub enum ShardCommand {
     },
     /// The layout and each member's slot, items and memory.
     Info {
-        /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db]
-        /// (the password may come from REDISCLI_AUTH instead).
+        #[arg(help = crate::connect::URL_HELP)]
         url: String,
+        #[command(flatten)]
+        _server: crate::connect::ServerArgs,
         /// The sharded filter's name: the key of its descriptor hash.
         name: String,
     },
     /// A new sharded filter DEST whose member i merges member i of every SRC (sharded
     /// filters of one layout).
     Merge {
-        /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db]
-        /// (the password may come from REDISCLI_AUTH instead).
+        #[arg(help = crate::connect::URL_HELP)]
         url: String,
+        #[command(flatten)]
+        _server: crate::connect::ServerArgs,
         /// The new sharded filter's name (it and its member keys must not exist).
         dest: String,
         /// The sharded filters merged: one member count, type, capacity, error rate and
@@ -162,9 +167,10 @@ pub enum ShardCommand {
     /// Deletes the members that exist and the descriptor, saying which members were
     /// missing (keys of another type at member names are left alone).
     Drop {
-        /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db]
-        /// (the password may come from REDISCLI_AUTH instead).
+        #[arg(help = crate::connect::URL_HELP)]
         url: String,
+        #[command(flatten)]
+        _server: crate::connect::ServerArgs,
         /// The sharded filter's name: the key of its descriptor hash.
         name: String,
         /// Also find (SCAN on every master) and delete member keys `{s<i>.<c>}:NAME` left
@@ -183,6 +189,7 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             spec,
             family,
             blocked,
+            ..
         } => {
             let spec = spec.spec(Family::parse(&family)?, blocked)?;
             let descriptor = Descriptor::new(&name, shards, spec)?;
@@ -206,6 +213,7 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             items,
             file,
             wait_replicas,
+            ..
         } => {
             let mut conn = connect::open(&url)?;
             let descriptor = Descriptor::open(&mut conn, &name)?;
@@ -251,6 +259,7 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             name,
             items,
             file,
+            ..
         } => {
             let mut conn = connect::open(&url)?;
             let descriptor = Descriptor::open(&mut conn, &name)?;
@@ -277,7 +286,9 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             };
             answers.finish();
         }
-        ShardCommand::Load { url, name, file } => {
+        ShardCommand::Load {
+            url, name, file, ..
+        } => {
             let mut conn = connect::open(&url)?;
             let descriptor = Descriptor::open(&mut conn, &name)?;
             // Streamed as `load` streams: the members' filters and one read are held.
@@ -311,7 +322,7 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
                 );
             }
         }
-        ShardCommand::Info { url, name } => {
+        ShardCommand::Info { url, name, .. } => {
             let mut conn = connect::open(&url)?;
             let descriptor = Descriptor::open(&mut conn, &name)?;
             let members = descriptor.member_infos(&mut conn)?;
@@ -360,6 +371,7 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             dest,
             sources,
             intersect,
+            ..
         } => {
             let mut conn = connect::open(&url)?;
             let sources: Vec<&str> = sources.iter().map(String::as_str).collect();
@@ -378,7 +390,9 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
                 );
             }
         }
-        ShardCommand::Drop { url, name, force } => {
+        ShardCommand::Drop {
+            url, name, force, ..
+        } => {
             let mut conn = connect::open(&url)?;
             let dropped = redbloom_client::shard_drop::drop_filter(&mut conn, &name, force)?;
             if json {
