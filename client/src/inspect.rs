@@ -69,8 +69,9 @@ pub struct Report {
     /// bf, cf, cbf, static, or sharded-bf / sharded-cf / sharded-cbf.
     pub kind: String,
     pub items: u64,
-    /// The capacity it was reserved for.
-    pub capacity: u64,
+    /// The capacity it was reserved for (`None`: a static filter, built for its items and
+    /// holding no more).
+    pub capacity: Option<u64>,
     pub links: Vec<LinkReport>,
     /// A static filter's fingerprints (it has no links).
     pub fingerprints: Option<StaticReport>,
@@ -260,13 +261,13 @@ pub fn inspect_key(conn: &mut Conn, key: &str, family: Family) -> Result<Report>
             let capacity = links.first().map(|l| l.capacity).unwrap_or(0);
             (links, filter.num_items(), capacity, None)
         }
-        // It holds its items, no more: its capacity.
+        // It holds its items, no more: no capacity (0 here, none reported).
         Local::Static(filter) => {
             fingerprints = Some(StaticReport::of(filter));
             (
                 Vec::new(),
                 filter.items(),
-                filter.items(),
+                0,
                 Some(filter.requested_error()),
             )
         }
@@ -298,7 +299,7 @@ pub fn inspect_key(conn: &mut Conn, key: &str, family: Family) -> Result<Report>
         key: key.to_string(),
         kind: family.name().to_string(),
         items,
-        capacity,
+        capacity: fingerprints.is_none().then_some(capacity),
         links,
         fingerprints,
         estimated_fp,
@@ -345,7 +346,7 @@ pub fn inspect(conn: &mut Conn, key: &str) -> Result<Report> {
                 key: key.to_string(),
                 kind: format!("sharded-{}", d.spec.family.name()),
                 items,
-                capacity: d.spec.capacity,
+                capacity: Some(d.spec.capacity),
                 links: Vec::new(),
                 fingerprints: None,
                 estimated_fp,
