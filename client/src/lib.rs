@@ -28,5 +28,6 @@ pub mod merge;
 pub mod ship;
 pub mod snapshot;
 pub mod snapshot_merge;
+pub mod snapshot_stream;
 
 pub use snapshot::Snapshot;
