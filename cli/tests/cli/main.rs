@@ -21,4 +21,5 @@ mod shard_errors;
 mod shard_routing;
 mod snapshot;
 mod streaming;
+mod streaming_rss;
 mod trust;
