@@ -349,8 +349,11 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
                 );
             } else {
                 for (k, v) in descriptor.fields() {
-                    if !k.starts_with("member:") {
-                        say!("{k}: {v}");
+                    // An unset field (expansion) is its name alone, no trailing space.
+                    match (k.starts_with("member:"), v.is_empty()) {
+                        (true, _) => {}
+                        (false, true) => say!("{k}:"),
+                        (false, false) => say!("{k}: {v}"),
                     }
                 }
                 say!("items: {total_items}");

@@ -131,6 +131,9 @@ fn redis_cli_options_name_the_server() {
         ok(&["shard", "add", "-p", &port, "users", "x"]),
         "1 items, 1 newly added\n"
     );
+    // An unset expansion: its name alone, without a trailing space (issue 43).
+    let info = ok(&["shard", "info", "-p", &port, "users"]);
+    assert!(info.contains("\nexpansion:\nnonscaling: 0\n"), "{info:?}");
 }
 
 #[test]
