@@ -3,8 +3,8 @@
 //! filter's size. Measured here on a ~91 MiB Bloom filter of random bits (before, export
 //! and inspect took 2× the filter and check 3×); the figures are printed.
 
-use crate::common::{url, wait_peak_rss};
-use crate::support::{Rng, Server, TempDir};
+use crate::common::wait_peak_rss;
+use crate::support::{Rng, Server};
 use std::process::{Command, Stdio};
 
 /// What the peak may reach: 64 MiB and one chunk.
@@ -65,6 +65,8 @@ pub fn measured(args: &[&str]) -> (String, u64) {
 
 #[test]
 fn export_check_and_inspect_hold_one_chunk_not_the_filter() {
+    use crate::common::url;
+    use crate::support::TempDir;
     let server = Server::start();
     let u = url(&server);
     let size = random_bloom(&server, "big", 80_000_000);
