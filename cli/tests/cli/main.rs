@@ -9,6 +9,7 @@ mod common;
 mod conventions;
 mod docs;
 mod habits;
+mod input_habits;
 mod inspect;
 mod interrupt;
 mod load;
