@@ -232,6 +232,8 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
                     });
                 let replies = match outcome {
                     Ok(replies) => replies,
+                    // Without --wait-replicas an error names its item already.
+                    Err(e) if wait_replicas.is_none() => return Err(e),
                     Err(e) => {
                         let line = lines + at.get(acked).map_or(batch.len(), |&i| i) as u64 + 1;
                         return Err(e.with_note(format!(

@@ -95,6 +95,12 @@ fn too_few_replicas_fail_at_once_with_the_count_and_where_to_resume() {
     wait_until("the first lines added", || {
         items_held(&master) == before + 3
     });
+    // ... and on the replica, whose acknowledgement then reaches the master's WAIT at once
+    // (a second is ample): the add goes on reading.
+    wait_until("the first lines replicated", || {
+        items_held(&replica) == before + 3
+    });
+    std::thread::sleep(std::time::Duration::from_secs(1));
     replica.stop(false);
     wait_until("the replica gone", || {
         info_field(&mut master.raw(), "replication", "connected_slaves") == "0"
