@@ -136,6 +136,35 @@ fn redis_cli_options_name_the_server() {
     assert!(info.contains("\nexpansion:\nnonscaling: 0\n"), "{info:?}");
 }
 
+/// A refusal of the core in words, not its debug name (`(Full)` before issue 43).
+#[test]
+fn refusals_are_in_plain_words() {
+    let server = Server::start();
+    let u = crate::common::url(&server);
+    let dir = crate::support::TempDir::new("plain-words");
+    let file = dir.0.join("items.txt");
+    crate::common::write_items(&file, (0..500).map(|i| format!("i:{i}")));
+    let run = redbloom(&[
+        "load",
+        &u,
+        "k",
+        "--error-rate",
+        "0.01",
+        "--capacity",
+        "100",
+        "--nonscaling",
+        "--file",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, Some(1));
+    let line = run.stderr.trim_end();
+    assert!(line.starts_with("redbloom: item "), "{line}");
+    assert!(
+        line.ends_with(" of the input: the filter refuses it (the non-scaling filter is full)"),
+        "{line}"
+    );
+}
+
 #[test]
 fn usage_errors_are_json_with_json() {
     for (args, message) in [
