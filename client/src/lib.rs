@@ -9,6 +9,7 @@
 pub use redis;
 
 pub mod conn;
+mod conn_url;
 pub mod error;
 pub mod family;
 pub mod shard;
