@@ -65,6 +65,15 @@ fn no_password_is_echoed_whether_or_not_the_url_parses() {
             }
         }
     }
+    // The parser's own errors echo arguments: masked too.
+    let run = redbloom(&["inspect", "-p", ":s3cret@1", "k"]);
+    assert_eq!(run.code, Some(2));
+    assert!(
+        run.stderr
+            .starts_with("error: invalid value ':***@1' for '--port <PORT>'"),
+        "{}",
+        run.stderr
+    );
     // `:s3cret@host:port` is host:port with a password: it connects (the key is missing).
     let run = redbloom(&["inspect", &format!(":s3cret@127.0.0.1:{port}"), "k"]);
     assert_eq!(run.stderr, "redbloom: no key k\n");
