@@ -17,12 +17,19 @@
 //!   `LOAD_ITEMS` items from a file into a filter of `MEMORY_CAPACITY` (default 400M, ~550
 //!   MB), against the filter's size (MEMORY USAGE).
 //!
+//! - streaming: the peak resident memory of `export`, `check` (3 items) and `inspect` of a
+//!   NONSCALING 1 % filter of `STREAM_CAPACITY` (default 500M, ~571 MiB) of random bits,
+//!   against the filter's size: each holds one chunk, not the filter (issue 43).
+//!
 //! `BENCH_ROUNDS` (default 3) rounds; each reports both sides and their ratio; the medians
 //! close the report.
 
 #[allow(dead_code)]
 #[path = "../tests/cli/common.rs"]
 mod common;
+#[allow(dead_code)]
+#[path = "../tests/cli/streaming_rss.rs"]
+mod streaming_rss;
 #[path = "../../tests/it/support/mod.rs"]
 mod support;
 
@@ -228,6 +235,7 @@ fn main() {
     drop(cluster);
     drop(single);
     peak_memory(&all_items[..n], env("MEMORY_CAPACITY", 400_000_000) as u64);
+    stream_memory(env("STREAM_CAPACITY", 500_000_000) as u64);
 }
 
 /// `redbloom load` of `items` from a file into a filter of `capacity` (default 400M: a
@@ -261,20 +269,8 @@ fn peak_memory(items: &[Vec<u8>], capacity: u64) {
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let status_file = format!("/proc/{}/status", child.id());
-    let mut peak_kb = 0u64;
-    while child.try_wait().unwrap().is_none() {
-        if let Ok(status) = std::fs::read_to_string(&status_file) {
-            if let Some(kb) = status
-                .lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
-            {
-                peak_kb = peak_kb.max(kb);
-            }
-        }
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    let (_, peak) = common::wait_peak_rss(&mut child);
+    let peak_kb = peak / 1024;
     let mut conn = server.client();
     let bytes: u64 = redis::cmd("MEMORY")
         .arg("USAGE")
@@ -288,4 +284,29 @@ fn peak_memory(items: &[Vec<u8>], capacity: u64) {
         bytes as f64 / (1 << 20) as f64,
         peak_kb as f64 * 1024.0 / bytes as f64
     );
+}
+
+/// `export`, `check` and `inspect` of a large filter of random bits: their peak resident
+/// memory against the filter's size.
+fn stream_memory(capacity: u64) {
+    let server = Server::start();
+    let url = format!("redis://127.0.0.1:{}/", server.port);
+    let size = streaming_rss::random_bloom(&server, "big", capacity);
+    let dir = support::TempDir::new("bench-stream-memory");
+    let snap = dir.0.join("big.snap");
+    let snap = snap.to_str().unwrap();
+    let runs: [(&str, Vec<&str>); 3] = [
+        ("export", vec!["export", &url, "big", snap]),
+        ("check", vec!["check", snap, "user:1", "user:2", "nobody"]),
+        ("inspect", vec!["inspect", &url, "big"]),
+    ];
+    for (what, args) in runs {
+        let (_, peak) = streaming_rss::measured(&args);
+        println!(
+            "{what} of a {:.1} MiB filter: peak RSS {:.1} MiB: {:.3}x the filter",
+            size as f64 / (1 << 20) as f64,
+            peak as f64 / (1 << 20) as f64,
+            peak as f64 / size as f64
+        );
+    }
 }

@@ -1,7 +1,12 @@
 //! Items from the command line, a file (one item per line; a trailing `\r` is dropped) or
-//! standard input, and the progress bar (only when standard error is a terminal).
+//! standard input, and the progress bar (only when standard error is a terminal; cleared
+//! from the screen whenever it ends, an error or a signal included).
+//!
+//! Blank lines: commands that add items skip them ([`nonblank`]: an empty item is almost
+//! always a stray newline, and adding it would make every later check of "" answer 1);
+//! commands that ask about items answer them, so the answers stay one per input line.
 
-use indicatif::{HumanCount, ProgressBar, ProgressState, ProgressStyle};
+use indicatif::{HumanCount, ProgressBar, ProgressFinish, ProgressState, ProgressStyle};
 use redbloom_client::{Error, Result};
 use std::io::{ErrorKind, IsTerminal, Read};
 use std::path::Path;
@@ -132,6 +137,12 @@ pub fn for_each_batch(
     let mut buf = vec![0u8; READ_BYTES];
     let (mut filled, mut count) = (0, 0u64);
     loop {
+        if crate::signals::stopped() {
+            return Err(Error::interrupted(format!(
+                "stopped by {} while reading the input, after {count} lines",
+                crate::signals::name()
+            )));
+        }
         if filled == buf.len() {
             // A line longer than the buffer: room for more of it.
             buf.resize(buf.len() * 2, 0);
@@ -199,13 +210,23 @@ pub fn items(args: &[String], file: Option<&Path>, stdin_default: bool) -> Resul
     Ok(out)
 }
 
+/// The non-blank lines of `batch`, and where each is in it.
+pub fn nonblank<'a>(batch: &[&'a [u8]]) -> (Vec<&'a [u8]>, Vec<usize>) {
+    batch
+        .iter()
+        .enumerate()
+        .filter(|(_, line)| !line.is_empty())
+        .map(|(at, line)| (*line, at))
+        .unzip()
+}
+
 /// A count of the items done on standard error (the input streams, so there is no total),
 /// with a rate rounded to whole items a second; hidden when it is not a terminal.
 pub fn progress(what: &str) -> ProgressBar {
     if !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
-    let bar = ProgressBar::new_spinner();
+    let bar = ProgressBar::new_spinner().with_finish(ProgressFinish::AndClear);
     bar.set_style(
         ProgressStyle::with_template("{spinner} {msg}: {human_pos} items, {rate}")
             .expect("a valid template")
@@ -226,7 +247,7 @@ pub fn bytes_progress(what: &str, total: u64) -> ProgressBar {
     if !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
-    let bar = ProgressBar::new(total);
+    let bar = ProgressBar::new(total).with_finish(ProgressFinish::AndClear);
     bar.set_style(
         ProgressStyle::with_template(
             "{msg} [{bar:40}] {bytes}/{total_bytes}, {bytes_per_sec}, {eta}",

@@ -28,6 +28,10 @@ fn report_json(r: &Report) -> Value {
     });
     if let Some(f) = &r.fingerprints {
         out["fingerprints"] = fingerprints_json(f);
+        // Built for its items: no capacity.
+        if let Some(fields) = out.as_object_mut() {
+            fields.remove("capacity");
+        }
     }
     out
 }
@@ -60,12 +64,15 @@ fn print_links(r: &Report, indent: &str) {
 }
 
 fn print_text(r: &Report) {
+    let capacity = r
+        .capacity
+        .map(|c| format!(", capacity {c}"))
+        .unwrap_or_default();
     say!(
-        "{}: {}, {} items, capacity {}, memory {} bytes",
+        "{}: {}, {} items{capacity}, memory {} bytes",
         r.key,
         r.kind,
         r.items,
-        r.capacity,
         r.memory
     );
     print_links(r, "  ");

@@ -14,11 +14,15 @@ use redbloom_core::static_filter::item_key;
 use serde_json::json;
 use std::path::PathBuf;
 
+/// Items added to the filter between two moves of the build's progress bar.
+const BUILD_STEP: usize = 65_536;
+
 #[derive(Args)]
 pub struct LoadArgs {
-    /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db]
-    /// (the password may come from REDISCLI_AUTH instead).
+    #[arg(help = crate::connect::URL_HELP)]
     url: String,
+    #[command(flatten)]
+    _server: crate::connect::ServerArgs,
     /// The key to create; it must not exist.
     key: String,
     #[command(flatten)]
@@ -58,10 +62,15 @@ pub fn run(args: LoadArgs, json: bool) -> Result<()> {
     // and one read, whatever the input's size. Nothing is written before its end.
     let mut items = 0;
     let reading = input::progress("build");
+    signals::catch();
     input::for_each_batch(args.file.as_deref(), |batch| {
-        built.add_within(batch, items, &limits)?;
-        items += batch.len() as u64;
-        reading.set_position(items);
+        let (batch, _) = input::nonblank(batch);
+        // The bar moves as the filter is built, not only once per read.
+        for part in batch.chunks(BUILD_STEP) {
+            built.add_within(part, items, &limits)?;
+            items += part.len() as u64;
+            reading.set_position(items);
+        }
         Ok(())
     })?;
     reading.finish_and_clear();
@@ -92,7 +101,9 @@ fn run_static(args: LoadArgs, json: bool) -> Result<()> {
     let limits = ship::server_limits(&mut conn);
     let mut keys = Vec::new();
     let reading = input::progress("read");
+    signals::catch();
     input::for_each_batch(args.file.as_deref(), |batch| {
+        let (batch, _) = input::nonblank(batch);
         keys.extend(batch.iter().map(|item| item_key(item)));
         reading.set_position(keys.len() as u64);
         Ok(())

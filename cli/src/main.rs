@@ -4,7 +4,7 @@
 //! success, 2 for a usage error, 1 for any other failure, 128 + the signal's number for a
 //! load stopped by SIGINT / SIGTERM. `--json` prints results as JSON on standard output.
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 /// `println!` that does not panic when standard output is closed (e.g. piped into `head`):
 /// the output is then dropped.
@@ -36,16 +36,12 @@ const USAGE: u8 = 2;
     about = "Sharded, bulk-loaded and local redbloom filters"
 )]
 struct Cli {
-    /// Print results as JSON (and errors as a JSON object on standard error).
+    /// Print results as JSON (and errors, usage errors too, as a JSON object on standard
+    /// error).
     #[arg(long, global = true)]
     json: bool,
-    /// Seconds allowed for connecting to a server and for each of its replies.
-    #[arg(long, global = true, default_value_t = 10.0, value_name = "SECONDS")]
-    timeout: f64,
-    /// For rediss:// URLs: the CA certificate (PEM) the server's is checked against
-    /// (default: the system's trusted roots).
-    #[arg(long, global = true, value_name = "FILE")]
-    tls_ca: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    _server: connect::ServerArgs,
     #[command(subcommand)]
     command: Command,
 }
@@ -62,15 +58,19 @@ enum Command {
     /// Per link: capacity, items, bits, hashes, fill ratio, estimated FP rate, memory;
     /// for the filter: the estimate against its target, and warnings.
     Inspect {
-        /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db].
+        #[arg(help = crate::connect::URL_HELP)]
         url: String,
+        #[command(flatten)]
+        _server: crate::connect::ServerArgs,
         /// A bf, cf, cbf or static filter key, or a sharded filter's name.
         key: String,
     },
     /// Writes KEY's SCANDUMP to FILE (a snapshot `check` answers from).
     Export {
-        /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db].
+        #[arg(help = crate::connect::URL_HELP)]
         url: String,
+        #[command(flatten)]
+        _server: crate::connect::ServerArgs,
         /// A bf, cf, cbf or static filter key.
         key: String,
         /// Where to write the snapshot (`-`: standard output).
@@ -92,23 +92,109 @@ enum Command {
     MergeSnapshots(merge_cmd::MergeSnapshotsArgs),
 }
 
-fn main() -> ExitCode {
-    let cli = Cli::parse();
-    if !(cli.timeout > 0.0 && cli.timeout <= 86_400.0) {
-        let _ = Cli::command()
-            .error(
-                clap::error::ErrorKind::ValueValidation,
-                "--timeout must be more than 0 and at most 86400 seconds",
+/// The command line's parser: `-h` is redis-cli's host (help is `--help` alone), every
+/// subcommand's options in alphabetical order (under "Options" and "Server options").
+fn parser() -> clap::Command {
+    fn adjust(command: clap::Command) -> clap::Command {
+        command
+            .disable_help_flag(true)
+            // One display order: clap then lists the options by name.
+            .mut_args(|arg| arg.display_order(0))
+            .mut_subcommands(adjust)
+    }
+    adjust(Cli::command()).arg(
+        clap::Arg::new("help")
+            .long("help")
+            .help("Print help")
+            .action(clap::ArgAction::Help)
+            .global(true),
+    )
+}
+
+/// The subcommands that contact no server (the redis-cli options make no URL for them).
+const OFFLINE: [&str; 2] = ["check", "merge-snapshots"];
+
+/// `args` with the URL the redis-cli options (`-h -p -a --user -n --tls`) describe put
+/// where a subcommand takes its URL (right after the subcommand's name), when they are
+/// given.
+fn with_url(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let Ok(matches) = parser().ignore_errors(true).try_get_matches_from(&args) else {
+        return args;
+    };
+    let (server, path) = connect::server_args(&matches);
+    if !server.names_server() || path.is_empty() || OFFLINE.contains(&path[0].as_str()) {
+        return args;
+    }
+    let mut at = 0;
+    for name in &path {
+        match args.iter().skip(at + 1).position(|a| a == name.as_str()) {
+            Some(i) => at += i + 1,
+            None => return args,
+        }
+    }
+    let mut args = args;
+    args.insert(at + 1, server.url().into());
+    args
+}
+
+/// Each word of `text` that may hold a password (`user:password@host`) masked.
+fn mask_words(text: &str) -> String {
+    text.split_inclusive(|c: char| c.is_whitespace() || c == '\'' || c == '"')
+        .map(|piece| {
+            let body = piece.trim_end_matches(|c: char| c.is_whitespace() || c == '\'' || c == '"');
+            format!(
+                "{}{}",
+                redbloom_client::mask_url(body),
+                &piece[body.len()..]
             )
-            .print();
-        return ExitCode::from(USAGE);
+        })
+        .collect()
+}
+
+/// A usage error the parser found: as clap prints it (masked), or with `--json` as the
+/// JSON object of every other error; help and version are printed as asked.
+fn parse_error(e: clap::Error, json: bool) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = e.print();
+        return ExitCode::from(e.exit_code() as u8);
     }
-    connect::set_timeout(std::time::Duration::from_secs_f64(cli.timeout));
-    let outcome = match &cli.tls_ca {
-        Some(file) => connect::set_tls_ca(file),
-        None => Ok(()),
+    let text = mask_words(&e.render().to_string());
+    if json {
+        // The first paragraph (clap lists missing arguments on the lines after the first).
+        let paragraph: Vec<&str> = text
+            .lines()
+            .take_while(|l| !l.trim().is_empty())
+            .map(str::trim)
+            .collect();
+        let message = paragraph.join(" ");
+        let message = message.strip_prefix("error: ").unwrap_or(&message);
+        finish(Err(Error::usage(message)), true)
+    } else {
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr().lock(), "{text}");
+        ExitCode::from(USAGE)
     }
-    .and_then(|()| run(cli.command, cli.json));
+}
+
+fn main() -> ExitCode {
+    let args = with_url(std::env::args_os().collect());
+    let json = args.iter().any(|a| a == "--json");
+    let matches = match parser().try_get_matches_from(&args) {
+        Ok(matches) => matches,
+        Err(e) => return parse_error(e, json),
+    };
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => return parse_error(e, json),
+    };
+    let (server, _) = connect::server_args(&matches);
+    let outcome = connect::configure(&server).and_then(|()| run(cli.command, cli.json));
     finish(outcome, cli.json)
 }
 
@@ -116,8 +202,8 @@ fn run(command: Command, json: bool) -> redbloom_client::Result<()> {
     match command {
         Command::Shard { command } => shard_cmd::run(command, json),
         Command::Load(args) => load_cmd::run(args, json),
-        Command::Inspect { url, key } => inspect_cmd::run(&url, &key, json),
-        Command::Export { url, key, file } => snapshot_cmd::export(&url, &key, &file, json),
+        Command::Inspect { url, key, .. } => inspect_cmd::run(&url, &key, json),
+        Command::Export { url, key, file, .. } => snapshot_cmd::export(&url, &key, &file, json),
         Command::Check {
             snapshot,
             items,

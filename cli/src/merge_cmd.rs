@@ -9,8 +9,10 @@ use std::path::{Path, PathBuf};
 
 #[derive(Args)]
 pub struct MergeArgs {
-    /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db].
+    #[arg(help = crate::connect::URL_HELP)]
     url: String,
+    #[command(flatten)]
+    _server: crate::connect::ServerArgs,
     /// The key merged into: created with the sources' shape, or (if it exists) merged in.
     dest: String,
     /// The filter keys merged: bf, cbf or cf, all of one type and shape.

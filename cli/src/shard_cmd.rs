@@ -12,12 +12,11 @@ use std::path::PathBuf;
 /// How a filter is sized and grown (shared by `shard create` and `load`).
 #[derive(Args, Clone)]
 pub struct SpecArgs {
-    /// Target false-positive rate of the whole filter, e.g. 0.01 (bf and cbf; a cf
-    /// filter's rate follows from its bucket size, so cf refuses it).
+    /// Target false-positive rate of the whole filter, e.g. 0.01; required but for cf,
+    /// which refuses it (a Cuckoo filter's rate follows from its bucket size).
     #[arg(long)]
     pub error_rate: Option<f64>,
-    /// Items the whole filter is sized for (a sharded filter: all members together);
-    /// required but for static filters (sized from their items).
+    /// Items the whole filter is sized for (a sharded filter: all members together).
     #[arg(long)]
     pub capacity: Option<u64>,
     /// Growth factor of each new link / sub-filter.
@@ -76,9 +75,10 @@ pub enum ShardCommand {
     /// Creates N members (each reserved for its share capacity / N plus headroom,
     /// ⌈C/N + 4·√(C/N)⌉) and the descriptor NAME.
     Create {
-        /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db]
-        /// (the password may come from REDISCLI_AUTH instead).
+        #[arg(help = crate::connect::URL_HELP)]
         url: String,
+        #[command(flatten)]
+        _server: crate::connect::ServerArgs,
         /// The sharded filter's name: the key of its descriptor hash.
         name: String,
         /// Members (1 to 1024): at least the most masters the cluster will have; 2 to 4
@@ -96,9 +96,10 @@ pub enum ShardCommand {
     },
     /// Adds items (arguments, then --file, else standard input).
     Add {
-        /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db]
-        /// (the password may come from REDISCLI_AUTH instead).
+        #[arg(help = crate::connect::URL_HELP)]
         url: String,
+        #[command(flatten)]
+        _server: crate::connect::ServerArgs,
         /// The sharded filter's name: the key of its descriptor hash.
         name: String,
         /// Items; with none and no --file, standard input (one per line).
@@ -113,9 +114,10 @@ pub enum ShardCommand {
     },
     /// Prints one 0/1 per item, in order.
     Exists {
-        /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db]
-        /// (the password may come from REDISCLI_AUTH instead).
+        #[arg(help = crate::connect::URL_HELP)]
         url: String,
+        #[command(flatten)]
+        _server: crate::connect::ServerArgs,
         /// The sharded filter's name: the key of its descriptor hash.
         name: String,
         /// Items; with none and no --file, standard input (one per line).
@@ -126,9 +128,10 @@ pub enum ShardCommand {
     },
     /// Bulk-loads items into the empty members (built locally, shipped with LOADCHUNK).
     Load {
-        /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db]
-        /// (the password may come from REDISCLI_AUTH instead).
+        #[arg(help = crate::connect::URL_HELP)]
         url: String,
+        #[command(flatten)]
+        _server: crate::connect::ServerArgs,
         /// The sharded filter's name: the key of its descriptor hash.
         name: String,
         /// One item per line (`-`: standard input, also the default).
@@ -137,18 +140,20 @@ pub enum ShardCommand {
     },
     /// The layout and each member's slot, items and memory.
     Info {
-        /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db]
-        /// (the password may come from REDISCLI_AUTH instead).
+        #[arg(help = crate::connect::URL_HELP)]
         url: String,
+        #[command(flatten)]
+        _server: crate::connect::ServerArgs,
         /// The sharded filter's name: the key of its descriptor hash.
         name: String,
     },
     /// A new sharded filter DEST whose member i merges member i of every SRC (sharded
     /// filters of one layout).
     Merge {
-        /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db]
-        /// (the password may come from REDISCLI_AUTH instead).
+        #[arg(help = crate::connect::URL_HELP)]
         url: String,
+        #[command(flatten)]
+        _server: crate::connect::ServerArgs,
         /// The new sharded filter's name (it and its member keys must not exist).
         dest: String,
         /// The sharded filters merged: one member count, type, capacity, error rate and
@@ -162,9 +167,10 @@ pub enum ShardCommand {
     /// Deletes the members that exist and the descriptor, saying which members were
     /// missing (keys of another type at member names are left alone).
     Drop {
-        /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db]
-        /// (the password may come from REDISCLI_AUTH instead).
+        #[arg(help = crate::connect::URL_HELP)]
         url: String,
+        #[command(flatten)]
+        _server: crate::connect::ServerArgs,
         /// The sharded filter's name: the key of its descriptor hash.
         name: String,
         /// Also find (SCAN on every master) and delete member keys `{s<i>.<c>}:NAME` left
@@ -183,6 +189,7 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             spec,
             family,
             blocked,
+            ..
         } => {
             let spec = spec.spec(Family::parse(&family)?, blocked)?;
             let descriptor = Descriptor::new(&name, shards, spec)?;
@@ -206,19 +213,40 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             items,
             file,
             wait_replicas,
+            ..
         } => {
             let mut conn = connect::open(&url)?;
             let descriptor = Descriptor::open(&mut conn, &name)?;
             let bar = input::progress("add");
-            // The input streams: a batch is added before the next is read.
-            let (mut done, mut added) = (0u64, 0usize);
+            signals::catch();
+            // The input streams: a batch is added before the next is read. `lines`: input
+            // lines (command-line items first) done; `done`: items (blank lines skipped).
+            let (mut lines, mut done, mut added) = (0u64, 0u64, 0usize);
             input::for_each_input(&items, file.as_deref(), true, |batch| {
-                let replies =
-                    descriptor.add_after(&mut conn, batch, done, wait_replicas, &mut |n| {
+                let (kept, at) = input::nonblank(batch);
+                let mut acked = 0;
+                let outcome =
+                    descriptor.add_after(&mut conn, &kept, done, wait_replicas, &mut |n| {
+                        acked = n;
                         bar.set_position(done + n as u64)
-                    })?;
+                    });
+                let replies = match outcome {
+                    Ok(replies) => replies,
+                    // Without --wait-replicas an error names its item already.
+                    Err(e) if wait_replicas.is_none() => return Err(e),
+                    Err(e) => {
+                        let line = lines + at.get(acked).map_or(batch.len(), |&i| i) as u64 + 1;
+                        return Err(e.with_note(format!(
+                            "stopped at line {line} of the input: the {} items before it were \
+                             added and acknowledged, the rest were not (resume from that line, \
+                             e.g. tail -n +{line} FILE | redbloom shard add URL {name} …)",
+                            done + acked as u64
+                        )));
+                    }
+                };
                 added += replies.iter().filter(|&&r| r == 1).count();
-                done += batch.len() as u64;
+                done += kept.len() as u64;
+                lines += batch.len() as u64;
                 Ok(())
             })?;
             bar.finish_and_clear();
@@ -233,6 +261,7 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             name,
             items,
             file,
+            ..
         } => {
             let mut conn = connect::open(&url)?;
             let descriptor = Descriptor::open(&mut conn, &name)?;
@@ -259,15 +288,21 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             };
             answers.finish();
         }
-        ShardCommand::Load { url, name, file } => {
+        ShardCommand::Load {
+            url, name, file, ..
+        } => {
             let mut conn = connect::open(&url)?;
             let descriptor = Descriptor::open(&mut conn, &name)?;
             // Streamed as `load` streams: the members' filters and one read are held.
             let mut loading = descriptor.start_load(&mut conn)?;
             let reading = input::progress("build");
             let mut read = 0;
-            let items = input::for_each_batch(file.as_deref(), |batch| {
-                loading.add(batch)?;
+            signals::catch();
+            let mut items = 0;
+            input::for_each_batch(file.as_deref(), |batch| {
+                let (batch, _) = input::nonblank(batch);
+                items += batch.len() as u64;
+                loading.add(&batch)?;
                 read += batch.len() as u64;
                 reading.set_position(read);
                 Ok(())
@@ -289,7 +324,7 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
                 );
             }
         }
-        ShardCommand::Info { url, name } => {
+        ShardCommand::Info { url, name, .. } => {
             let mut conn = connect::open(&url)?;
             let descriptor = Descriptor::open(&mut conn, &name)?;
             let members = descriptor.member_infos(&mut conn)?;
@@ -316,8 +351,11 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
                 );
             } else {
                 for (k, v) in descriptor.fields() {
-                    if !k.starts_with("member:") {
-                        say!("{k}: {v}");
+                    // An unset field (expansion) is its name alone, no trailing space.
+                    match (k.starts_with("member:"), v.is_empty()) {
+                        (true, _) => {}
+                        (false, true) => say!("{k}:"),
+                        (false, false) => say!("{k}: {v}"),
                     }
                 }
                 say!("items: {total_items}");
@@ -338,6 +376,7 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
             dest,
             sources,
             intersect,
+            ..
         } => {
             let mut conn = connect::open(&url)?;
             let sources: Vec<&str> = sources.iter().map(String::as_str).collect();
@@ -356,7 +395,9 @@ pub fn run(command: ShardCommand, json: bool) -> Result<()> {
                 );
             }
         }
-        ShardCommand::Drop { url, name, force } => {
+        ShardCommand::Drop {
+            url, name, force, ..
+        } => {
             let mut conn = connect::open(&url)?;
             let dropped = redbloom_client::shard_drop::drop_filter(&mut conn, &name, force)?;
             if json {

@@ -1,7 +1,7 @@
-//! SIGINT and SIGTERM during a load's ship: the first one sets a flag the ship checks
-//! between chunks (the load then removes its temporary keys, leaves every target as it was
+//! SIGINT and SIGTERM while a load or an add reads its input or ships: the first one sets
+//! a flag the input reader checks between reads and the ship checks between chunks (the load then removes its temporary keys, leaves every target as it was
 //! and exits with 128 + the signal's number: 130, 143); a second one ends the process at
-//! once, as without this. Outside the ship the signals keep their default action.
+//! once, as without this. Before [`catch`] the signals keep their default action.
 
 use signal_hook::consts::{SIGINT, SIGTERM};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -39,6 +39,16 @@ pub fn catch() {
 /// Whether a caught signal asks to stop.
 pub fn stopped() -> bool {
     FLAGS.get().is_some_and(|f| f.stop.load(Ordering::SeqCst))
+}
+
+/// The caught signal's name (SIGINT when none was).
+pub fn name() -> &'static str {
+    let signal = FLAGS.get().map_or(0, |f| f.which.load(Ordering::SeqCst));
+    if signal == SIGTERM as usize {
+        "SIGTERM"
+    } else {
+        "SIGINT"
+    }
 }
 
 /// The exit code of a run stopped by a signal: 128 + its number.

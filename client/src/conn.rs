@@ -4,6 +4,8 @@
 //! are followed, and a pipeline that fails on a connection or cluster error (a failover, a
 //! node restarting) is sent again on a fresh connection until [`Conn::retry_for`] runs out.
 
+pub use crate::conn_url::parse_url;
+use crate::conn_url::{no_answer, open_error};
 use crate::error::{Error, Result};
 use redis::cluster::{ClusterClient, ClusterConnection};
 use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
@@ -35,13 +37,27 @@ pub struct Conn {
     pub retry_for: Duration,
     /// Fresh connections made since the first ([`Conn::reconnects`]).
     reconnects: u64,
-    /// Whether a [`Conn::pipeline_replicated`] was confirmed already: from then on a master
-    /// without enough replicas is waited for (a failover's new master gets its replica
-    /// back), before it fails at once.
-    replicated_once: bool,
     /// Told, every few seconds, what a retried pipeline waits for (CLUSTERDOWN, LOADING,
     /// a lost connection…); the CLI prints it on standard error.
     pub notice: Option<fn(&str)>,
+}
+
+/// How the error of a master with fewer replicas than `--wait-replicas` asks for starts.
+pub const REPLICAS_SHORT: &str = "--wait-replicas";
+
+/// One command's reply over two sends of it: an array of per-item answers (1 newly added)
+/// with each item's 1 from either kept; any other reply as the later send gave it.
+fn newly_added_in_either(before: Value, after: Value) -> Value {
+    let added = |v: &Value| matches!(v, Value::Int(1) | Value::Boolean(true));
+    match (before, after) {
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => Value::Array(
+            a.into_iter()
+                .zip(b)
+                .map(|(x, y)| if added(&x) { x } else { y })
+                .collect(),
+        ),
+        (_, after) => after,
+    }
 }
 
 /// A retried pipeline is told of ([`Conn::notice`]) after this long, and again every
@@ -53,26 +69,6 @@ const NOTICE_EVERY: Duration = Duration::from_secs(5);
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Where a password missing from the URL is read from, as redis-cli does.
 pub const AUTH_VARIABLE: &str = "REDISCLI_AUTH";
-
-/// Why opening a connection failed, in words: refused, no answer, not Redis.
-fn open_error(url: &str, timeout: Duration, e: &redis::RedisError) -> Error {
-    let url = crate::error::redact(url);
-    let why = if e.is_connection_refusal() {
-        "connection refused".to_string()
-    } else if e.is_timeout() {
-        format!(
-            "no answer within {} s (not a Redis server, or it is stuck)",
-            timeout.as_secs_f64()
-        )
-    } else if e.is_io_error() || e.is_connection_dropped() {
-        e.to_string()
-    } else if matches!(e.kind(), redis::ErrorKind::Parse) {
-        format!("the answer is not Redis' protocol (not a Redis server?): {e}")
-    } else {
-        e.to_string()
-    };
-    Error::connection(format!("cannot connect to {url}: {why}"))
-}
 
 fn server_error(value: &Value) -> Option<String> {
     match value {
@@ -114,11 +110,36 @@ impl Conn {
 
     /// [`Conn::open_with`], a `rediss://` server's certificate checked against the CA
     /// certificate `tls_ca` (PEM; `None`: the system's trusted roots).
+    ///
+    /// Connecting, authenticating and the first reply fit in `timeout` all together: the
+    /// connection is made on a thread that is given up on (left to end by its own
+    /// timeouts) when it has not answered by then.
     pub fn open_tls(url: &str, timeout: Duration, tls_ca: Option<Vec<u8>>) -> Result<Conn> {
         // rustls needs its crypto provider chosen once per process (an error: chosen already).
         let _ = rustls::crypto::ring::default_provider().install_default();
+        let info = parse_url(url)?;
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let given = url.to_string();
+        std::thread::spawn(move || {
+            let _ = sender.send(Conn::open_parsed(&given, info, timeout, tls_ca));
+        });
+        match receiver.recv_timeout(timeout) {
+            Ok(outcome) => outcome,
+            Err(_) => Err(Error::connection(format!(
+                "cannot connect to {}: {}",
+                crate::error::mask_url(url),
+                no_answer(timeout)
+            ))),
+        }
+    }
+
+    fn open_parsed(
+        url: &str,
+        mut info: redis::ConnectionInfo,
+        timeout: Duration,
+        tls_ca: Option<Vec<u8>>,
+    ) -> Result<Conn> {
         let fail = |e: redis::RedisError| open_error(url, timeout, &e);
-        let mut info = redis::IntoConnectionInfo::into_connection_info(url).map_err(fail)?;
         if info.redis_settings().password().is_none() {
             if let Ok(password) = std::env::var(AUTH_VARIABLE) {
                 let settings = info.redis_settings().clone().set_password(password);
@@ -143,7 +164,6 @@ impl Conn {
             inner: None,
             retry_for: Duration::from_secs(60),
             reconnects: 0,
-            replicated_once: false,
             notice: None,
         };
         if !cluster_info.contains("cluster_enabled:1") {
@@ -432,12 +452,16 @@ impl Conn {
     }
 
     /// [`Conn::pipeline_at`], then `WAIT replicas` on the master of each of `keys`' slots;
-    /// when a master does not confirm (it failed over, or its replicas lag), the pipeline is
-    /// sent again (the commands must be idempotent: adding an item twice to a Bloom filter
-    /// is), for at most [`Conn::retry_for`]. Until a first round was confirmed, a master
-    /// with fewer replicas than asked for (INFO replication's `connected_slaves`) fails at
-    /// once (later, after a failover, its new replica is waited for); the errors name the
-    /// node.
+    /// when a master does not confirm (its replicas lag, or it failed over to a replica that
+    /// has replicas of its own), the pipeline is sent again (the commands must be
+    /// idempotent: adding an item twice to a Bloom filter is), for at most
+    /// [`Conn::retry_for`]. A master with fewer replicas than asked for (INFO replication's
+    /// `connected_slaves`), at the start or after a failover, fails at once ([`REPLICAS_SHORT`]
+    /// starts its message): waiting would not bring them back. The errors name the node.
+    ///
+    /// The replies are those of the first send: an item's answer of 1 (newly added) from
+    /// any send is kept, so that a resent round does not count what it added before as
+    /// "already there".
     pub fn pipeline_replicated(
         &mut self,
         cmds: &[Cmd],
@@ -446,8 +470,17 @@ impl Conn {
     ) -> std::result::Result<Vec<Value>, Failure> {
         let started = Instant::now();
         let whole = |error: Error| Failure { index: None, error };
+        let mut first: Option<Vec<Value>> = None;
         loop {
             let values = self.pipeline_at(cmds)?;
+            let values = match first.take() {
+                Some(before) => before
+                    .into_iter()
+                    .zip(values)
+                    .map(|(a, b)| newly_added_in_either(a, b))
+                    .collect(),
+                None => values,
+            };
             let mut waiting = None;
             for key in keys {
                 let slot = crate::slot::key_slot(key.as_bytes());
@@ -466,16 +499,15 @@ impl Conn {
                         .and_then(|n| n.trim().parse::<u32>().ok())
                 });
                 let node = self.node_of(slot);
-                if let Some(n) = connected.filter(|&n| n < replicas && !self.replicated_once) {
+                if let Some(n) = connected.filter(|&n| n < replicas) {
                     return Err(whole(Error::new(format!(
-                        "--wait-replicas {replicas}: {node} (the master of {key}) has {n} replica(s)"
+                        "{REPLICAS_SHORT} {replicas}: {node} (the master of {key}) has {n} replica(s)"
                     ))));
                 }
                 waiting = Some(node);
                 break;
             }
             let Some(node) = waiting else {
-                self.replicated_once = true;
                 return Ok(values);
             };
             if started.elapsed() > self.retry_for {
@@ -484,6 +516,7 @@ impl Conn {
                     self.retry_for.as_secs()
                 ))));
             }
+            first = Some(values);
             std::thread::sleep(Duration::from_millis(200));
             let _ = self.reconnect();
         }

@@ -67,6 +67,87 @@ pub fn redact(text: &str) -> String {
     out
 }
 
+/// A URL (or what was given as one, parsed or not) as it may be echoed back: everything
+/// before its last `@` after the scheme is the user information, of which only a user name
+/// (the part before a `:`) is kept; the rest becomes `***`. `:s3cret@h:1` → `:***@h:1`,
+/// `redis:/:s3cret@h` → `redis:/:***@h`, `redis://alice:pw@h` → `redis://alice:***@h`.
+pub fn mask_url(url: &str) -> String {
+    let Some(at) = url.rfind('@') else {
+        return url.to_string();
+    };
+    // The scheme: letters, digits, `+-.` after a letter, then `:` and any slashes.
+    let scheme_end = url
+        .char_indices()
+        .take_while(|&(i, c)| {
+            c.is_ascii_alphabetic() || (i > 0 && (c.is_ascii_digit() || "+-.".contains(c)))
+        })
+        .last()
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    let prefix_end = if scheme_end > 0 && url[scheme_end..].starts_with(':') {
+        scheme_end + 1 + url[scheme_end + 1..].len()
+            - url[scheme_end + 1..].trim_start_matches('/').len()
+    } else {
+        0
+    };
+    let prefix_end = prefix_end.min(at);
+    let userinfo = &url[prefix_end..at];
+    let masked = match userinfo.find(':') {
+        Some(colon) => format!("{}:***", &userinfo[..colon]),
+        None if userinfo.is_empty() => String::new(),
+        None => "***".to_string(),
+    };
+    format!("{}{masked}{}", &url[..prefix_end], &url[at..])
+}
+
+/// A client library error in plain words: its text without the library's debug name of
+/// the kind (`Password authentication failed - AuthenticationFailed` → `Password
+/// authentication failed`), passwords of any URL in it masked.
+pub fn plain(e: &redis::RedisError) -> String {
+    let text = e.to_string();
+    let kind = format!(" - {:?}", e.kind());
+    redact(&text.replacen(&kind, "", 1))
+}
+
+/// The core's refusals in words (never their debug names).
+pub mod words {
+    use redbloom_core::bloom::{AddOutcome, DumpError, LinkError};
+    use redbloom_core::static_filter::BuildError;
+
+    pub fn link_error(e: &LinkError) -> &'static str {
+        match e {
+            LinkError::Invalid => "its capacity or error rate makes no filter",
+            LinkError::TooLarge => "it would be larger than the filter size limit",
+            LinkError::OutOfMemory => "out of memory",
+        }
+    }
+
+    pub fn add_outcome(outcome: &AddOutcome) -> String {
+        match outcome {
+            AddOutcome::Added | AddOutcome::Exists => "added".to_string(),
+            AddOutcome::Full => "the non-scaling filter is full".to_string(),
+            AddOutcome::GrowFailed(e) => format!("the filter cannot grow: {}", link_error(e)),
+        }
+    }
+
+    pub fn dump_error(e: &DumpError) -> &'static str {
+        match e {
+            DumpError::BadData => "malformed or inconsistent data",
+            DumpError::NoLink => "a chunk lies past the filter's end",
+            DumpError::TooBig => "a chunk runs past the end of its part of the filter",
+        }
+    }
+
+    pub fn build_error(e: &BuildError) -> &'static str {
+        match e {
+            BuildError::BadErrorRate => "the error rate is out of range",
+            BuildError::TooManyItems => "too many distinct items",
+            BuildError::TooLarge => "it would be larger than the filter size limit",
+            BuildError::OutOfMemory => "out of memory",
+            BuildError::Unpeelable => "no construction succeeded (duplicate item keys?)",
+        }
+    }
+}
+
 impl Error {
     /// A failure ([`Error::Failed`]).
     pub fn new(message: impl AsRef<str>) -> Error {
@@ -112,6 +193,18 @@ impl Error {
         }
     }
 
+    /// The same kind of error with `; note` after its message.
+    pub fn with_note(self, note: impl fmt::Display) -> Error {
+        let text = |m: String| one_line(&format!("{m}; {note}"));
+        match self {
+            Error::Usage(m) => Error::Usage(text(m)),
+            Error::Connection(m) => Error::Connection(text(m)),
+            Error::File(m) => Error::File(text(m)),
+            Error::Interrupted(m) => Error::Interrupted(text(m)),
+            Error::Failed(m) => Error::Failed(text(m)),
+        }
+    }
+
     /// The kind's name, as the CLI's `--json` errors give it.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -134,7 +227,7 @@ impl std::error::Error for Error {}
 
 impl From<redis::RedisError> for Error {
     fn from(e: redis::RedisError) -> Error {
-        let text = e.to_string();
+        let text = plain(&e);
         if e.is_io_error()
             || e.is_timeout()
             || e.is_connection_dropped()
@@ -181,6 +274,19 @@ mod tests {
         ];
         for (text, expected) in cases {
             assert_eq!(redact(text), expected, "{text}");
+        }
+        for (url, expected) in [
+            (":s3cret@127.0.0.1:7803", ":***@127.0.0.1:7803"),
+            (
+                "redis:/:s3cret@127.0.0.1:7803",
+                "redis:/:***@127.0.0.1:7803",
+            ),
+            ("redis://alice:pw@h:1/0", "redis://alice:***@h:1/0"),
+            ("s3cret@h:1", "***@h:1"),
+            ("redis://h:1", "redis://h:1"),
+            ("rediss://:a@b@h", "rediss://:***@h"),
+        ] {
+            assert_eq!(mask_url(url), expected, "{url}");
         }
         let e = Error::new("cannot connect to redis://:hunter2@h:1:\nrefused");
         assert_eq!(e.to_string(), "cannot connect to redis://:***@h:1: refused");

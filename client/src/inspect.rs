@@ -10,7 +10,7 @@ use crate::conn::Conn;
 use crate::error::Result;
 use crate::family::{key_family, Family};
 use crate::shard::{info_pairs, Descriptor};
-use crate::snapshot::{download, Local};
+use crate::snapshot::{scandump_each, Local};
 use redbloom_core::bloom::blocked::{BLOCK_BITS, BLOCK_BYTES};
 use redbloom_core::bloom::Chain;
 use redbloom_core::counting::CountingChain;
@@ -69,8 +69,9 @@ pub struct Report {
     /// bf, cf, cbf, static, or sharded-bf / sharded-cf / sharded-cbf.
     pub kind: String,
     pub items: u64,
-    /// The capacity it was reserved for.
-    pub capacity: u64,
+    /// The capacity it was reserved for (`None`: a static filter, built for its items and
+    /// holding no more).
+    pub capacity: Option<u64>,
     pub links: Vec<LinkReport>,
     /// A static filter's fingerprints (it has no links).
     pub fingerprints: Option<StaticReport>,
@@ -115,61 +116,123 @@ fn bloom_like(
     }
 }
 
-fn bloom_links(chain: &Chain) -> Vec<LinkReport> {
+/// What a filter's data hold, counted a chunk at a time as SCANDUMP returns them: per
+/// link (sub-filter) the set bits (non-zero counters, used slots) and, for a blocked
+/// chain, the sum over its blocks of (set bits / 512)^hashes.
+struct Counts {
+    /// Each array's size in bytes, in SCANDUMP order.
+    sizes: Vec<u64>,
+    used: Vec<u64>,
+    block_rates: Vec<f64>,
+}
+
+impl Counts {
+    fn new(local: &Local) -> Counts {
+        let sizes: Vec<u64> = match local {
+            Local::Bloom(chain) => chain.links().iter().map(|l| l.bytes()).collect(),
+            Local::Counting(chain) => chain.links().iter().map(|l| l.bytes()).collect(),
+            Local::Cuckoo(filter) => filter
+                .sub_filters()
+                .iter()
+                .map(|s| s.data().len() as u64)
+                .collect(),
+            Local::Static(_) | Local::EmptyCuckoo => Vec::new(),
+        };
+        Counts {
+            used: vec![0; sizes.len()],
+            block_rates: vec![0.0; sizes.len()],
+            sizes,
+        }
+    }
+
+    /// Counts one chunk (its next iterator `iter`) of `local`'s data.
+    fn add(&mut self, local: &Local, iter: i64, data: &[u8]) {
+        let len = data.len() as u64;
+        let Some(mut offset) = u64::try_from(iter)
+            .ok()
+            .and_then(|i| i.checked_sub(len + 1))
+        else {
+            return;
+        };
+        let mut rest = data;
+        for (i, &size) in self.sizes.iter().enumerate() {
+            if rest.is_empty() {
+                return;
+            }
+            if offset >= size {
+                offset -= size;
+                continue;
+            }
+            let take = rest.len().min((size - offset) as usize);
+            let (here, after) = rest.split_at(take);
+            self.used[i] += match local {
+                Local::Counting(_) => here
+                    .iter()
+                    .map(|b| u64::from(b & 0x0f != 0) + u64::from(b >> 4 != 0))
+                    .sum(),
+                Local::Cuckoo(_) => here.iter().filter(|&&b| b != 0).count() as u64,
+                _ => ones(here),
+            };
+            if let Local::Bloom(chain) = local {
+                if chain.is_blocked() {
+                    let hashes = chain.links()[i].hashes() as i32;
+                    // Chunks start at a link's start or 16 MiB into it: whole blocks.
+                    self.block_rates[i] += here
+                        .chunks(BLOCK_BYTES)
+                        .map(|b| (ones(b) as f64 / BLOCK_BITS as f64).powi(hashes))
+                        .sum::<f64>();
+                }
+            }
+            rest = after;
+            offset = 0;
+        }
+    }
+}
+
+fn bloom_links(chain: &Chain, counts: &Counts) -> Vec<LinkReport> {
     chain
         .links()
         .iter()
-        .map(|l| {
+        .enumerate()
+        .map(|(i, l)| {
             let mut link = bloom_like(
                 l.entries(),
                 l.items(),
                 l.bits(),
                 l.hashes(),
-                ones(l.data()),
+                counts.used[i],
                 l.error(),
                 l.bytes(),
             );
             if chain.is_blocked() {
-                link.estimated_fp = blocked_fp(l.data(), l.hashes());
+                // An absent item falls in one 512-bit block (each as likely) and answers 1
+                // when its k bits there are set: the blocks' mean of (set bits / 512)^k —
+                // not the whole array's fill^k, which the blocks' uneven loads (Poisson)
+                // leave too low.
+                let blocks = l.bytes().div_ceil(BLOCK_BYTES as u64);
+                link.estimated_fp = if blocks == 0 {
+                    0.0
+                } else {
+                    counts.block_rates[i] / blocks as f64
+                };
             }
             link
         })
         .collect()
 }
 
-/// A blocked link's rate: an absent item falls in one 512-bit block (each as likely) and
-/// answers 1 when its k bits there are set, so the rate is the blocks' mean of
-/// (set bits / 512)^k — not the whole array's fill^k, which the blocks' uneven loads
-/// (Poisson) leave too low.
-fn blocked_fp(data: &[u8], hashes: u32) -> f64 {
-    let blocks = data.chunks(BLOCK_BYTES);
-    let count = blocks.len();
-    if count == 0 {
-        return 0.0;
-    }
-    let sum: f64 = blocks
-        .map(|b| (ones(b) as f64 / BLOCK_BITS as f64).powi(hashes as i32))
-        .sum();
-    sum / count as f64
-}
-
-fn counting_links(chain: &CountingChain) -> Vec<LinkReport> {
+fn counting_links(chain: &CountingChain, counts: &Counts) -> Vec<LinkReport> {
     chain
         .links()
         .iter()
-        .map(|l| {
-            // Two 4-bit counters per byte.
-            let used = l
-                .counters()
-                .iter()
-                .map(|b| u64::from(b & 0x0f != 0) + u64::from(b >> 4 != 0))
-                .sum();
+        .enumerate()
+        .map(|(i, l)| {
             bloom_like(
                 l.entries(),
                 l.items(),
                 l.bits(),
                 l.hashes(),
-                used,
+                counts.used[i],
                 l.error(),
                 l.bytes(),
             )
@@ -186,25 +249,26 @@ fn chain_target(first_link_error: f64, scaling: bool) -> f64 {
     }
 }
 
-fn cuckoo_links(filter: &CuckooFilter) -> Vec<LinkReport> {
+fn cuckoo_links(filter: &CuckooFilter, counts: &Counts) -> Vec<LinkReport> {
     let bucket = u64::from(filter.bucket_size());
     filter
         .sub_filters()
         .iter()
-        .map(|sub| {
-            let data = sub.data();
-            let used = data.iter().filter(|&&b| b != 0).count() as u64;
+        .enumerate()
+        .map(|(i, sub)| {
+            let bytes = sub.data().len() as u64;
+            let used = counts.used[i];
             let slots = sub.buckets() * bucket;
             let load = used as f64 / slots as f64;
             LinkReport {
                 capacity: slots,
                 items: used,
-                bits: data.len() as u64 * 8,
+                bits: bytes * 8,
                 hashes: None,
                 fill: load,
                 estimated_fp: 1.0 - (1.0 - 1.0 / 255.0f64).powf(2.0 * bucket as f64 * load),
                 target_fp: None,
-                memory: data.len() as u64,
+                memory: bytes,
             }
         })
         .collect()
@@ -238,35 +302,63 @@ fn memory_usage(conn: &mut Conn, key: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// The filter `key`'s SCANDUMP header describes (its data left zeroed, not resident) and
+/// what its data chunks hold, counted as they arrive: one chunk is held at a time. A
+/// static filter's figures are all in its header: its data are not read.
+fn scan(conn: &mut Conn, key: &str, family: Family) -> Result<(Local, Counts)> {
+    let mut state: Option<(Local, Counts)> = None;
+    scandump_each(conn, family, key, |iter, data| {
+        match state.as_mut() {
+            None => {
+                let local = Local::from_header(family, &data, key)?;
+                let counts = Counts::new(&local);
+                let more = !matches!(local, Local::Static(_));
+                state = Some((local, counts));
+                return Ok(more);
+            }
+            Some((local, counts)) => counts.add(local, iter, &data),
+        }
+        Ok(true)
+    })?;
+    Ok(state.unwrap_or_else(|| {
+        let local = Local::EmptyCuckoo;
+        let counts = Counts::new(&local);
+        (local, counts)
+    }))
+}
+
 /// Inspects one filter key of `family`.
 pub fn inspect_key(conn: &mut Conn, key: &str, family: Family) -> Result<Report> {
-    let local = download(conn, family, key)?;
+    let (local, counts) = scan(conn, key, family)?;
+    if family != Family::Cf && matches!(local, Local::EmptyCuckoo) {
+        return Err(crate::error::Error::new(format!("{key}: empty dump")));
+    }
     let mut fingerprints = None;
     let (links, items, capacity, target) = match &local {
         Local::Bloom(chain) => (
-            bloom_links(chain),
+            bloom_links(chain, &counts),
             chain.items(),
             chain.links()[0].entries(),
             Some(chain_target(chain.links()[0].error(), chain.is_scaling())),
         ),
         Local::Counting(chain) => (
-            counting_links(chain),
+            counting_links(chain, &counts),
             chain.items(),
             chain.links()[0].entries(),
             Some(chain_target(chain.links()[0].error(), chain.is_scaling())),
         ),
         Local::Cuckoo(filter) => {
-            let links = cuckoo_links(filter);
+            let links = cuckoo_links(filter, &counts);
             let capacity = links.first().map(|l| l.capacity).unwrap_or(0);
             (links, filter.num_items(), capacity, None)
         }
-        // It holds its items, no more: its capacity.
+        // It holds its items, no more: no capacity (0 here, none reported).
         Local::Static(filter) => {
             fingerprints = Some(StaticReport::of(filter));
             (
                 Vec::new(),
                 filter.items(),
-                filter.items(),
+                0,
                 Some(filter.requested_error()),
             )
         }
@@ -298,7 +390,7 @@ pub fn inspect_key(conn: &mut Conn, key: &str, family: Family) -> Result<Report>
         key: key.to_string(),
         kind: family.name().to_string(),
         items,
-        capacity,
+        capacity: fingerprints.is_none().then_some(capacity),
         links,
         fingerprints,
         estimated_fp,
@@ -345,7 +437,7 @@ pub fn inspect(conn: &mut Conn, key: &str) -> Result<Report> {
                 key: key.to_string(),
                 kind: format!("sharded-{}", d.spec.family.name()),
                 items,
-                capacity: d.spec.capacity,
+                capacity: Some(d.spec.capacity),
                 links: Vec::new(),
                 fingerprints: None,
                 estimated_fp,

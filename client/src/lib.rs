@@ -9,6 +9,7 @@
 pub use redis;
 
 pub mod conn;
+mod conn_url;
 pub mod error;
 pub mod family;
 pub mod shard;
@@ -18,7 +19,7 @@ pub mod shard_load;
 pub mod slot;
 
 pub use conn::Conn;
-pub use error::{redact, Error, Result};
+pub use error::{mask_url, redact, Error, Result};
 pub use family::{Family, FilterSpec};
 pub use shard::Descriptor;
 pub use shard_load::ShardLoad;
@@ -28,5 +29,6 @@ pub mod merge;
 pub mod ship;
 pub mod snapshot;
 pub mod snapshot_merge;
+pub mod snapshot_stream;
 
 pub use snapshot::Snapshot;

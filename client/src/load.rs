@@ -9,7 +9,7 @@
 //! server's `SF.BUILD key rate ITEMS …` of them builds it (the construction is a function
 //! of the distinct items and the rate).
 
-use crate::error::{Error, Result};
+use crate::error::{words, Error, Result};
 use crate::family::{Family, FilterSpec};
 use redbloom_core::bloom::{dump as bloom_dump, Chain};
 use redbloom_core::cuckoo::{dump as cuckoo_dump, CuckooFilter, CuckooHash, CuckooParams};
@@ -88,7 +88,7 @@ impl Built {
                 DEFAULT_MAX_FILTER_BYTES,
             )
             .map(Built::Bloom)
-            .map_err(|e| Error::new(format!("cannot make the filter: {e:?}"))),
+            .map_err(|e| Error::new(format!("cannot make the filter: {}", words::link_error(&e)))),
             Family::Cf => {
                 let params = CuckooParams {
                     capacity,
@@ -102,7 +102,7 @@ impl Built {
                 };
                 CuckooFilter::new(params, DEFAULT_MAX_FILTER_BYTES)
                     .map(Built::Cuckoo)
-                    .map_err(|e| Error::new(format!("cannot make the filter: {e:?}")))
+                    .map_err(|e| Error::new(format!("cannot make the filter: {e}")))
             }
             Family::Cbf => Err(Error::new(LOAD_FAMILIES)),
             Family::Sf => Err(Error::usage(crate::family::SF_NOT_RESERVED)),
@@ -127,7 +127,10 @@ impl Built {
                     "{items} items: a static filter holds at most {} distinct items",
                     static_filter::MAX_ITEMS
                 )),
-                other => Error::new(format!("cannot build the static filter: {other:?}")),
+                other => Error::new(format!(
+                    "cannot build the static filter: {}",
+                    words::build_error(&other)
+                )),
             })
     }
 
@@ -135,7 +138,10 @@ impl Built {
     /// RESERVE made it) is `header`.
     pub fn from_bloom_header(header: &[u8], limits: &Limits) -> Result<Built> {
         let chain = bloom_dump::chain_from_header(header, limits.max_bytes).map_err(|e| {
-            Error::new(format!("cannot make the filter the server reserved: {e:?}"))
+            Error::new(format!(
+                "cannot make the filter the server reserved: {}",
+                words::dump_error(&e)
+            ))
         })?;
         if chain.items() != 0 {
             return Err(Error::new("the reserved filter is not empty"));
@@ -166,9 +172,8 @@ impl Built {
             max_iterations: small("Max iterations")?,
             expansion: small("Expansion rate")?,
         };
-        let filter = CuckooFilter::new(params, limits.max_bytes).map_err(|e| {
-            Error::new(format!("cannot make the filter the server reserved: {e:?}"))
-        })?;
+        let filter = CuckooFilter::new(params, limits.max_bytes)
+            .map_err(|e| Error::new(format!("cannot make the filter the server reserved: {e}")))?;
         if filter.num_buckets() != buckets {
             return Err(Error::new(format!(
                 "the reserved filter has {buckets} buckets; built here: {}",
@@ -206,7 +211,7 @@ impl Built {
         match self {
             Built::Bloom(chain) => chain
                 .add_items(items, build_threads(), limits.max_bytes)
-                .map_err(|(at, outcome)| refused(at, format!("{outcome:?}"))),
+                .map_err(|(at, outcome)| refused(at, words::add_outcome(&outcome))),
             Built::Cuckoo(filter) => {
                 for (at, item) in items.iter().enumerate() {
                     // CF.ADD refuses any add once the filter has this many sub-filters.
@@ -215,7 +220,7 @@ impl Built {
                     }
                     filter
                         .insert(&CuckooHash::new(item.as_ref()), limits.max_bytes)
-                        .map_err(|e| refused(at, format!("{e:?}")))?;
+                        .map_err(|e| refused(at, e.to_string()))?;
                 }
                 Ok(())
             }

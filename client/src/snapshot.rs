@@ -21,7 +21,7 @@
 //! to a filter with the very same header.
 
 use crate::conn::Conn;
-use crate::error::{Error, Result};
+use crate::error::{words, Error, Result};
 use crate::family::{key_family, Family};
 use redbloom_core::bloom::{dump as bloom_dump, Chain};
 use redbloom_core::counting::{dump as counting_dump, CountingChain};
@@ -35,7 +35,7 @@ pub const MAGIC: &str = "redbloom-snapshot";
 /// The file layout version.
 pub const FILE_VERSION: u32 = 2;
 /// Longest first line read (the magic, version, family and length fit in 64 bytes).
-const MAX_LINE: usize = 64;
+pub(crate) const MAX_LINE: usize = 64;
 
 /// SCANDUMP replies, header first, without the final `[0, nil]`.
 pub type Chunks = Vec<(i64, Vec<u8>)>;
@@ -43,21 +43,39 @@ pub type Chunks = Vec<(i64, Vec<u8>)>;
 /// Every (iterator, data) of `PREFIX.SCANDUMP key`, header first, until iterator 0.
 pub fn scandump(conn: &mut Conn, family: Family, key: &str) -> Result<Chunks> {
     let mut out = Vec::new();
+    scandump_each(conn, family, key, |iter, data| {
+        out.push((iter, data));
+        Ok(true)
+    })?;
+    Ok(out)
+}
+
+/// Calls `f` with each (iterator, data) of `PREFIX.SCANDUMP key` as it arrives, header
+/// first, until iterator 0 or until `f` returns false: one chunk is held at a time.
+pub fn scandump_each(
+    conn: &mut Conn,
+    family: Family,
+    key: &str,
+    mut f: impl FnMut(i64, Vec<u8>) -> Result<bool>,
+) -> Result<()> {
     let mut iter = 0i64;
     loop {
         let reply: Vec<Value> = conn.query(family.command("SCANDUMP").arg(key).arg(iter))?;
-        let (Some(next), Some(data)) = (reply.first(), reply.get(1)) else {
+        let mut reply = reply.into_iter();
+        let (Some(next), Some(data)) = (reply.next(), reply.next()) else {
             return Err(Error::new(format!("{key}: unexpected SCANDUMP reply")));
         };
-        let next = i64::from_redis_value(next.clone())?;
+        let next = i64::from_redis_value(next)?;
         if next == 0 {
-            return Ok(out);
+            return Ok(());
         }
         let data = match data {
             Value::Nil => Vec::new(),
-            other => Vec::<u8>::from_redis_value(other.clone())?,
+            other => Vec::<u8>::from_redis_value(other)?,
         };
-        out.push((next, data));
+        if !f(next, data)? {
+            return Ok(());
+        }
         iter = next;
     }
 }
@@ -87,37 +105,37 @@ impl Local {
         Ok(match family {
             Family::Bf => {
                 let mut chain = bloom_dump::chain_from_header(header, DEFAULT_MAX_FILTER_BYTES)
-                    .map_err(|e| err(format!("{e:?}")))?;
+                    .map_err(|e| err(words::dump_error(&e).to_string()))?;
                 for (iter, data) in rest {
                     bloom_dump::load_chunk(&mut chain, *iter, data)
-                        .map_err(|e| err(format!("{e:?}")))?;
+                        .map_err(|e| err(words::dump_error(&e).to_string()))?;
                 }
                 Local::Bloom(chain)
             }
             Family::Cf => {
                 let mut filter = cuckoo_dump::filter_from_header(header, DEFAULT_MAX_FILTER_BYTES)
-                    .map_err(|e| err(format!("{e:?}")))?;
+                    .map_err(|e| err(e.to_string()))?;
                 for (iter, data) in rest {
                     cuckoo_dump::load_chunk(&mut filter, *iter, data)
-                        .map_err(|e| err(format!("{e:?}")))?;
+                        .map_err(|e| err(e.to_string()))?;
                 }
                 Local::Cuckoo(filter)
             }
             Family::Cbf => {
                 let mut chain = counting_dump::chain_from_header(header, DEFAULT_MAX_FILTER_BYTES)
-                    .map_err(|e| err(format!("{e:?}")))?;
+                    .map_err(|e| err(words::dump_error(&e).to_string()))?;
                 for (iter, data) in rest {
                     counting_dump::load_chunk(&mut chain, *iter, data)
-                        .map_err(|e| err(format!("{e:?}")))?;
+                        .map_err(|e| err(words::dump_error(&e).to_string()))?;
                 }
                 Local::Counting(chain)
             }
             Family::Sf => {
                 let mut filter = static_dump::filter_from_header(header, DEFAULT_MAX_FILTER_BYTES)
-                    .map_err(|e| err(format!("{e:?}")))?;
+                    .map_err(|e| err(words::dump_error(&e).to_string()))?;
                 for (iter, data) in rest {
                     static_dump::load_chunk(&mut filter, *iter, data)
-                        .map_err(|e| err(format!("{e:?}")))?;
+                        .map_err(|e| err(words::dump_error(&e).to_string()))?;
                 }
                 if !filter.is_complete() {
                     return Err(err(format!("{} bytes of data missing", filter.pending())));
@@ -182,7 +200,7 @@ pub fn download(conn: &mut Conn, family: Family, key: &str) -> Result<Local> {
 }
 
 /// The family of a filter key (not a sharded filter: its members are separate keys).
-fn filter_family(conn: &mut Conn, key: &str) -> Result<Family> {
+pub(crate) fn filter_family(conn: &mut Conn, key: &str) -> Result<Family> {
     key_family(conn, key)?.ok_or_else(|| {
         Error::new(format!(
             "{key} is a hash; snapshots are of bf, cf, cbf and static filter keys"
@@ -272,28 +290,7 @@ pub fn decode(name: &str, file: &[u8]) -> Result<(Family, Chunks)> {
         .take(MAX_LINE)
         .position(|&b| b == b'\n')
         .ok_or_else(not_snapshot)?;
-    let line = std::str::from_utf8(&file[..newline]).map_err(|_| not_snapshot())?;
-    let words: Vec<&str> = line.split(' ').collect();
-    if words.first() != Some(&MAGIC) {
-        return Err(not_snapshot());
-    }
-    let version = words.get(1).copied().unwrap_or_default();
-    if version != FILE_VERSION.to_string() {
-        return Err(bad(format!(
-            "snapshot file version {version}; this redbloom reads version {FILE_VERSION}"
-        )));
-    }
-    let (Some(kind), Some(length), 4) = (words.get(2), words.get(3), words.len()) else {
-        return Err(bad("bad snapshot header line".into()));
-    };
-    let family = Family::parse(kind).map_err(|_| {
-        bad(format!(
-            "snapshot of an unknown filter type '{kind}' (this redbloom reads bf, cf, cbf and static)"
-        ))
-    })?;
-    let length: usize = length
-        .parse()
-        .map_err(|_| bad("bad snapshot header line".into()))?;
+    let (family, length) = parse_line(name, &file[..newline])?;
     let body = &file[newline + 1..];
     if body.len() < length {
         return Err(bad(format!(
@@ -339,6 +336,36 @@ pub fn decode(name: &str, file: &[u8]) -> Result<(Family, Chunks)> {
         chunks.push((iter, data.to_vec()));
         at = end;
     }
+}
+
+/// The first line of snapshot file `name` (without its newline): its family and the length
+/// of what follows it.
+pub(crate) fn parse_line(name: &str, line: &[u8]) -> Result<(Family, usize)> {
+    let bad = |what: String| Error::file(format!("{name}: {what}"));
+    let not_snapshot = || bad("not a redbloom snapshot file (no snapshot header line)".into());
+    let line = std::str::from_utf8(line).map_err(|_| not_snapshot())?;
+    let words: Vec<&str> = line.split(' ').collect();
+    if words.first() != Some(&MAGIC) {
+        return Err(not_snapshot());
+    }
+    let version = words.get(1).copied().unwrap_or_default();
+    if version != FILE_VERSION.to_string() {
+        return Err(bad(format!(
+            "snapshot file version {version}; this redbloom reads version {FILE_VERSION}"
+        )));
+    }
+    let (Some(kind), Some(length), 4) = (words.get(2), words.get(3), words.len()) else {
+        return Err(bad("bad snapshot header line".into()));
+    };
+    let family = Family::parse(kind).map_err(|_| {
+        bad(format!(
+            "snapshot of an unknown filter type '{kind}' (this redbloom reads bf, cf, cbf and static)"
+        ))
+    })?;
+    let length: usize = length
+        .parse()
+        .map_err(|_| bad("bad snapshot header line".into()))?;
+    Ok((family, length))
 }
 
 /// `redbloom export`: `key`'s SCANDUMP as a snapshot file; returns its family and size.

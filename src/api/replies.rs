@@ -399,13 +399,29 @@ fn reply_labelled<L: Label>(
             labels
         }
     };
+    // A RESP2 client gets a double as its shortest decimal form (`7.91424`, not the
+    // server's `%.17g` `7.9142400000000004`).
+    let has_double = fields
+        .iter()
+        .any(|(_, v)| matches!(v, FieldValue::Double(_)));
+    let resp3 = has_double && Protocol::of(ctx).resp3;
     for &(label, value) in fields {
         if labels {
             label.put(ctx);
         }
         match value {
             FieldValue::Integer(value) => put_integer(ctx, value),
-            FieldValue::Double(value) => put_double(ctx, value),
+            FieldValue::Double(value) if resp3 => put_double(ctx, value),
+            FieldValue::Double(value) => {
+                let text = redbloom_core::fmt::shortest(value);
+                unsafe {
+                    raw::RedisModule_ReplyWithStringBuffer.unwrap()(
+                        ctx.ctx,
+                        text.as_ptr().cast(),
+                        text.len(),
+                    );
+                }
+            }
             // The server writes `_` for a RESP3 client, `$-1` for a RESP2 one.
             FieldValue::Null => unsafe {
                 raw::RedisModule_ReplyWithNull.unwrap()(ctx.ctx);

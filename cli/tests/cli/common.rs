@@ -43,6 +43,28 @@ pub fn fails(args: &[&str]) -> String {
     run.stderr.trim_end().to_string()
 }
 
+/// Waits for `child` to end, reading its peak resident memory (VmHWM, in bytes) from /proc
+/// until then (the mark only grows); returns its exit status and that peak.
+pub fn wait_peak_rss(child: &mut std::process::Child) -> (std::process::ExitStatus, u64) {
+    let status_file = format!("/proc/{}/status", child.id());
+    let mut peak_kb = 0u64;
+    loop {
+        if let Ok(status) = std::fs::read_to_string(&status_file) {
+            if let Some(kb) = status
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
+            {
+                peak_kb = peak_kb.max(kb);
+            }
+        }
+        if let Some(status) = child.try_wait().expect("wait") {
+            return (status, peak_kb * 1024);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+}
+
 pub fn url(server: &Server) -> String {
     format!("redis://127.0.0.1:{}/", server.port)
 }

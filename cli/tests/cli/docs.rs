@@ -95,9 +95,15 @@ fn every_console_block_of_cli_md_is_true() {
         }
         for mut step in block.steps {
             let status = exit_status(&mut step.expected);
-            let command = step.command.replace("127.0.0.1:6379", &address);
+            let command = step
+                .command
+                .replace("127.0.0.1:6379", &address)
+                .replace("-p 6379", &format!("-p {}", server.port));
+            // Standard error merged into standard output as a terminal shows them: in
+            // the order they were written.
+            let merged = format!("{{ {command}\n}} 2>&1");
             let output = Command::new("bash")
-                .args(["-o", "pipefail", "-c", &command])
+                .args(["-o", "pipefail", "-c", &merged])
                 .current_dir(&dir.0)
                 .env("PATH", &path)
                 .output()
@@ -142,10 +148,12 @@ fn subcommands(help: &str) -> Vec<String> {
         .collect()
 }
 
-/// The long options a `--help` lists (`--help` and `--version` left out).
-fn options(help: &str) -> Vec<String> {
+/// The long options a `--help` lists under `heading` (`--help` and `--version` left out).
+fn options_under(help: &str, heading: &str) -> Vec<String> {
     help.lines()
-        .skip_while(|l| !l.starts_with("Options:"))
+        .skip_while(|l| !l.starts_with(heading))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
         .filter_map(|l| {
             l.split_whitespace()
                 .find(|w| w.starts_with("--"))
@@ -153,6 +161,11 @@ fn options(help: &str) -> Vec<String> {
         })
         .filter(|o| o != "--help" && o != "--version")
         .collect()
+}
+
+/// The long options a `--help` lists as the subcommand's own (not the server options).
+fn options(help: &str) -> Vec<String> {
+    options_under(help, "Options:")
 }
 
 fn help(args: &[&str]) -> String {
@@ -204,5 +217,17 @@ fn cli_md_has_a_section_naming_every_option_of_every_subcommand() {
         }
     }
     assert!(page.contains("`--json`"), "the global --json");
+    // The server options, named once in Conventions.
+    let conventions =
+        &page[page.find("## Conventions").unwrap()..page.find("## `redbloom").unwrap()];
+    let server = options_under(&help(&["inspect"]), "Server options:");
+    assert!(server.len() >= 8, "{server:?}");
+    for option in server {
+        if !conventions.contains(&format!("`{option}"))
+            && !conventions.contains(&format!(" / `{option}"))
+        {
+            problems.push(format!("Conventions: {option} not named"));
+        }
+    }
     assert!(problems.is_empty(), "docs/cli.md:\n{}", problems.join("\n"));
 }

@@ -289,7 +289,7 @@ fn static_filters_are_inspected_exported_and_checked() {
     assert_eq!(
         ok(&["inspect", &u, "st"]),
         format!(
-            "st: static, {items} items, capacity {items}, memory {memory} bytes\n  \
+            "st: static, {items} items, memory {memory} bytes\n  \
              fingerprints: 7 bits in {slots} slots, {bits_per_item:.2} bits per item, memory {size} bytes\n\
              estimated false-positive rate: 0.007812 (target 0.01)\n"
         )
@@ -297,6 +297,8 @@ fn static_filters_are_inspected_exported_and_checked() {
     let json: serde_json::Value =
         serde_json::from_str(&ok(&["--json", "inspect", &u, "st"])).unwrap();
     assert_eq!(json["type"], "static");
+    // Built for its items (issue 43): no capacity, in text or JSON.
+    assert_eq!(json.get("capacity"), None);
     assert_eq!(json["fingerprints"]["bits"], 7);
     assert_eq!(json["fingerprints"]["slots"], slots);
     assert_eq!(json["fingerprints"]["memory"], size);

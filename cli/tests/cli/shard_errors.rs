@@ -307,7 +307,10 @@ fn add_errors_name_the_member_node_and_item() {
         )),
         "{line}"
     );
-    assert!(line.ends_with(") has 0 replica(s)"), "{line}");
+    assert!(
+        line.ends_with(") has 0 replica(s); stopped at line 1 of the input: the 0 items before it were added and acknowledged, the rest were not (resume from that line, e.g. tail -n +1 FILE | redbloom shard add URL f …)"),
+        "{line}"
+    );
 
     // A member deleted after the descriptor was read.
     let mut conn = redbloom_client::Conn::open(&u).unwrap();

@@ -50,6 +50,12 @@ impl SubFilter {
         &self.data
     }
 
+    /// Byte offsets of an item's two candidate buckets, as a lookup reads them (a tool that
+    /// loads only the bytes a lookup needs uses them).
+    pub fn bucket_offsets(&self, h: &super::CuckooHash, bs: usize) -> [usize; 2] {
+        [self.lookup_offset(h.h1, bs), self.lookup_offset(h.h2, bs)]
+    }
+
     /// Byte offset of the bucket of `hash` as RedisBloom's lookup path computes it:
     /// `((hash mod N) × bs)` truncated to 32 bits (COMPAT §8.2, quirk 12). The truncated
     /// value is never larger than the true offset, so the bucket stays in bounds.

@@ -213,6 +213,23 @@ fn resp3_booleans_and_maps() {
     );
     let mut resp2 = server.raw();
     assert_eq!(resp2.call_raw(&["SF.EXISTS", "k", "a"]), b":1\r\n");
+    // Bits per item of 1000 items: Size × 8 / 1000, its shortest form to a RESP2 client
+    // (not `%.17g`'s trailing digits, issue 43); a double to a RESP3 one.
+    assert_eq!(build(&mut resp2, "n", "0.01", "i", 1000), ok());
+    let size = resp2.call(&["SF.INFO", "n", "SIZE"]).array()[0].int();
+    let per_item = size as f64 * 8.0 / 1000.0;
+    assert_eq!(
+        resp2.call_raw(&["SF.INFO", "n", "BITSPERITEM"]),
+        format!("*1\r\n${}\r\n{per_item}\r\n", per_item.to_string().len()).into_bytes()
+    );
+    assert!(per_item.to_string().len() < 10, "{per_item}");
+    let resp3 = conn.call_raw(&["SF.INFO", "n", "BITSPERITEM"]);
+    let resp3 = String::from_utf8(resp3).unwrap();
+    let double = resp3
+        .strip_prefix("%1\r\n+Bits per item\r\n,")
+        .and_then(|rest| rest.strip_suffix("\r\n"))
+        .unwrap_or_else(|| panic!("{resp3:?}"));
+    assert_eq!(double.parse::<f64>().unwrap(), per_item);
 }
 
 #[test]

@@ -1,0 +1,386 @@
+//! Snapshots chunk by chunk, whatever the filter's size: `export` writes each SCANDUMP
+//! reply as it arrives (to a spool file, then the snapshot file with its length line and
+//! checksum), and `check` reads a snapshot file one record at a time, keeping of the filter
+//! only the bytes its items' lookups read (the rest of the filter is never touched: its
+//! zeroed memory is not resident). What is held is one chunk and those bytes — except for
+//! a static filter, whose lookups need it whole once complete.
+
+use crate::conn::Conn;
+use crate::error::{Error, Result};
+use crate::family::Family;
+use crate::snapshot::{
+    filter_family, parse_line, scandump_each, Local, FILE_VERSION, MAGIC, MAX_LINE,
+};
+use redbloom_core::bloom::dump as bloom_dump;
+use redbloom_core::counting::dump as counting_dump;
+use redbloom_core::cuckoo::dump as cuckoo_dump;
+use redbloom_core::cuckoo::CuckooHash;
+use redbloom_core::static_filter::dump as static_dump;
+use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::Path;
+use xxhash_rust::xxh3::Xxh3;
+
+/// The largest record a snapshot file may hold (SCANDUMP chunks are 16 MiB at most): a
+/// larger length is damage, refused before anything is allocated for it.
+const MAX_RECORD: u64 = 256 << 20;
+/// Bytes copied at a time from the spool.
+const COPY_BYTES: usize = 1 << 20;
+
+/// `redbloom export`: `key`'s SCANDUMP written to `out` as a snapshot file, a chunk at a
+/// time; the records are spooled in a file of `spool_dir` (removed at once: only its open
+/// handle keeps it) until the length line can be written. Returns the family and the
+/// bytes written. The header is checked as `check` will load it.
+pub fn export_to(
+    conn: &mut Conn,
+    key: &str,
+    out: &mut dyn Write,
+    spool_dir: &Path,
+) -> Result<(Family, u64)> {
+    let family = filter_family(conn, key)?;
+    let spool_path = spool_dir.join(format!(".redbloom-export-{}", std::process::id()));
+    let spool_error = |e: std::io::Error| {
+        Error::file(format!(
+            "cannot write a spool file in {}: {e}",
+            spool_dir.display()
+        ))
+    };
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&spool_path)
+        .map_err(spool_error)?;
+    let _ = std::fs::remove_file(&spool_path);
+    let mut spool = BufWriter::with_capacity(COPY_BYTES, file);
+    let mut body = 0u64;
+    let mut first = true;
+    scandump_each(conn, family, key, |iter, data| {
+        if first {
+            // Refuse now what `check` would refuse later.
+            Local::from_header(family, &data, key)?;
+            first = false;
+        }
+        spool
+            .write_all(&iter.to_le_bytes())
+            .and_then(|()| spool.write_all(&(data.len() as u64).to_le_bytes()))
+            .and_then(|()| spool.write_all(&data))
+            .map_err(spool_error)?;
+        body += 16 + data.len() as u64;
+        Ok(true)
+    })?;
+    spool.write_all(&[0u8; 16]).map_err(spool_error)?;
+    body += 16;
+    let mut file = spool
+        .into_inner()
+        .map_err(|e| spool_error(e.into_error()))?;
+    let line = format!("{MAGIC} {FILE_VERSION} {} {}\n", family.name(), body + 8);
+    let write_error = |e: std::io::Error| Error::file(format!("cannot write the snapshot: {e}"));
+    let mut hash = Xxh3::new();
+    hash.update(line.as_bytes());
+    out.write_all(line.as_bytes()).map_err(write_error)?;
+    file.seek(SeekFrom::Start(0)).map_err(spool_error)?;
+    let mut buf = vec![0u8; COPY_BYTES];
+    loop {
+        let n = file.read(&mut buf).map_err(spool_error)?;
+        if n == 0 {
+            break;
+        }
+        hash.update(&buf[..n]);
+        out.write_all(&buf[..n]).map_err(write_error)?;
+    }
+    out.write_all(&hash.digest().to_le_bytes())
+        .and_then(|()| out.flush())
+        .map_err(write_error)?;
+    Ok((family, line.len() as u64 + body + 8))
+}
+
+/// Byte offsets (over the concatenated arrays SCANDUMP's iterators count) that looking up
+/// `items` reads, sorted; `None`: the lookups need the whole filter (static).
+fn needed_bytes(local: &Local, items: &[Vec<u8>]) -> Option<Vec<u64>> {
+    let mut out = Vec::new();
+    match local {
+        Local::Bloom(chain) => {
+            let mut base = 0;
+            for link in chain.links() {
+                for item in items {
+                    let pair = chain.hash(item);
+                    out.extend(link.positions(pair).map(|p| base + p / 8));
+                }
+                base += link.bytes();
+            }
+        }
+        Local::Counting(chain) => {
+            let mut base = 0;
+            for link in chain.links() {
+                for item in items {
+                    let pair = chain.hash(item);
+                    out.extend(link.positions(pair).map(|p| base + p / 2));
+                }
+                base += link.bytes();
+            }
+        }
+        Local::Cuckoo(filter) => {
+            let bs = usize::from(filter.bucket_size());
+            let mut base = 0;
+            for sub in filter.sub_filters() {
+                for item in items {
+                    for offset in sub.bucket_offsets(&CuckooHash::new(item), bs) {
+                        out.extend((0..bs).map(|b| base + (offset + b) as u64));
+                    }
+                }
+                base += sub.data().len() as u64;
+            }
+        }
+        Local::EmptyCuckoo => {}
+        Local::Static(_) => return None,
+    }
+    out.sort_unstable();
+    out.dedup();
+    Some(out)
+}
+
+/// Writes `data` (a record whose next iterator is `iter`) into `local`: whole (`needed`
+/// `None`), or only its bytes at the offsets of `needed`.
+fn load_record(local: &mut Local, iter: i64, data: &[u8], needed: Option<&[u64]>) -> Result<()> {
+    let Some(needed) = needed else {
+        return local.load_chunk(iter, data);
+    };
+    // The record covers [start, start + len) of the concatenated arrays.
+    let len = data.len() as u64;
+    let Some(start) = u64::try_from(iter)
+        .ok()
+        .and_then(|i| i.checked_sub(len))
+        .and_then(|i| i.checked_sub(1))
+    else {
+        return Err(Error::new("a chunk's iterator lies before its data"));
+    };
+    let from = needed.partition_point(|&o| o < start);
+    for &offset in needed[from..].iter().take_while(|&&o| o < start + len) {
+        let byte = data[(offset - start) as usize];
+        if byte != 0 {
+            local.load_chunk((offset + 2) as i64, &[byte])?;
+        }
+    }
+    Ok(())
+}
+
+/// `redbloom check`: answers `items` (in order) from snapshot file `name`, read from
+/// `reader` a record at a time. The file's length and checksum are checked before any
+/// answer is given; refusals are those of [`crate::snapshot::decode`].
+pub fn check_reader(name: &str, reader: impl Read, items: &[Vec<u8>]) -> Result<Vec<bool>> {
+    let bad = |what: String| Error::file(format!("{name}: {what}"));
+    let mut input = BufReader::with_capacity(COPY_BYTES, reader);
+    let read_error = |e: std::io::Error| bad(format!("cannot read it: {e}"));
+    // The first line.
+    let mut line = Vec::with_capacity(MAX_LINE);
+    loop {
+        let mut byte = [0u8; 1];
+        let n = input.read(&mut byte).map_err(read_error)?;
+        if n == 0 || line.len() == MAX_LINE {
+            return Err(bad(
+                "not a redbloom snapshot file (no snapshot header line)".into(),
+            ));
+        }
+        if byte[0] == b'\n' {
+            break;
+        }
+        line.push(byte[0]);
+    }
+    let (family, length) = parse_line(name, &line)?;
+    let mut hash = Xxh3::new();
+    hash.update(&line);
+    hash.update(b"\n");
+    let mut stream = Records {
+        input,
+        read: 0,
+        length: length as u64,
+    };
+    let damaged = || bad("damaged snapshot file (its checksum does not match)".into());
+    // Whatever goes wrong before the end is told once the length and checksum are known
+    // good (a truncated or damaged file is refused as such first).
+    let mut problem: Option<Error> = None;
+    let mut local: Option<Local> = None;
+    let mut needed: Option<Vec<u64>> = None;
+    let mut buf = Vec::new();
+    loop {
+        let mut head = [0u8; 16];
+        if !stream.fill(&mut head).map_err(read_error)? {
+            return Err(stream.truncated(name));
+        }
+        hash.update(&head);
+        let iter = i64::from_le_bytes(head[..8].try_into().expect("8 bytes"));
+        let len = u64::from_le_bytes(head[8..].try_into().expect("8 bytes"));
+        if iter == 0 {
+            if len != 0 && problem.is_none() {
+                problem = Some(damaged());
+            }
+            break;
+        }
+        if len > MAX_RECORD || len > stream.length.saturating_sub(stream.read) {
+            // Damaged (or truncated): the rest decides which.
+            problem.get_or_insert_with(damaged);
+            stream.drain().map_err(read_error)?;
+            return Err(stream.truncated_or(name, problem.expect("set")));
+        }
+        buf.resize(len as usize, 0);
+        if !stream.fill(&mut buf).map_err(read_error)? {
+            return Err(stream.truncated(name));
+        }
+        hash.update(&buf);
+        if problem.is_some() {
+            continue;
+        }
+        let outcome = match local.as_mut() {
+            None => Local::from_header(family, &buf, name).map(|l| {
+                needed = needed_bytes(&l, items);
+                local = Some(l);
+            }),
+            Some(l) => load_record(l, iter, &buf, needed.as_deref()),
+        };
+        if let Err(e) = outcome {
+            problem = Some(Error::file(e.message()));
+        }
+    }
+    let mut sum = [0u8; 8];
+    if !stream.fill(&mut sum).map_err(read_error)? {
+        return Err(stream.truncated(name));
+    }
+    let after = stream.drain().map_err(read_error)?;
+    if after > 0 {
+        return Err(bad(format!("{after} bytes after the end of the snapshot")));
+    }
+    if stream.read != stream.length {
+        return Err(stream.truncated(name));
+    }
+    if hash.digest().to_le_bytes() != sum {
+        return Err(damaged());
+    }
+    if let Some(problem) = problem {
+        return Err(problem);
+    }
+    let local = match local {
+        Some(local) => local,
+        None if family == Family::Cf => Local::EmptyCuckoo,
+        None => return Err(bad("empty dump".into())),
+    };
+    local.check_complete(name)?;
+    Ok(items.iter().map(|item| local.contains(item)).collect())
+}
+
+/// The records after the first line, counted against the length it gives.
+struct Records<R: Read> {
+    input: BufReader<R>,
+    /// Bytes read after the line.
+    read: u64,
+    /// What the line says follows it.
+    length: u64,
+}
+
+impl<R: Read> Records<R> {
+    /// Fills `out`; false at the end of the input (then `read` counts what there was).
+    fn fill(&mut self, out: &mut [u8]) -> std::io::Result<bool> {
+        let mut at = 0;
+        while at < out.len() {
+            match self.input.read(&mut out[at..]) {
+                Ok(0) => {
+                    self.read += at as u64;
+                    return Ok(false);
+                }
+                Ok(n) => at += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.read += at as u64;
+        Ok(true)
+    }
+
+    /// Reads to the end; returns the bytes past `length`.
+    fn drain(&mut self) -> std::io::Result<u64> {
+        let rest = std::io::copy(&mut self.input, &mut std::io::sink())?;
+        self.read += rest;
+        Ok(self.read.saturating_sub(self.length))
+    }
+
+    fn truncated(&mut self, name: &str) -> Error {
+        let _ = self.drain();
+        Error::file(format!(
+            "{name}: truncated snapshot file ({} of its {} bytes after the header line)",
+            self.read.min(self.length),
+            self.length
+        ))
+    }
+
+    /// The truncation when the input was shorter than its line says, else `problem`.
+    fn truncated_or(&mut self, name: &str, problem: Error) -> Error {
+        if self.read < self.length {
+            return self.truncated(name);
+        }
+        if self.read > self.length {
+            return Error::file(format!(
+                "{name}: {} bytes after the end of the snapshot",
+                self.read - self.length
+            ));
+        }
+        problem
+    }
+}
+
+impl Local {
+    /// The empty filter a dump's header describes (its data arrive in later chunks); its
+    /// memory is zeroed and untouched, so not resident until written.
+    pub fn from_header(family: Family, header: &[u8], key: &str) -> Result<Local> {
+        use crate::error::words::dump_error;
+        use redbloom_core::limits::DEFAULT_MAX_FILTER_BYTES as MAX;
+        let err = |what: String| Error::new(format!("{key}: the dump does not load ({what})"));
+        Ok(match family {
+            Family::Bf => Local::Bloom(
+                bloom_dump::chain_from_header(header, MAX)
+                    .map_err(|e| err(dump_error(&e).into()))?,
+            ),
+            Family::Cf => Local::Cuckoo(
+                cuckoo_dump::filter_from_header(header, MAX).map_err(|e| err(e.to_string()))?,
+            ),
+            Family::Cbf => Local::Counting(
+                counting_dump::chain_from_header(header, MAX)
+                    .map_err(|e| err(dump_error(&e).into()))?,
+            ),
+            Family::Sf => Local::Static(
+                static_dump::filter_from_header(header, MAX)
+                    .map_err(|e| err(dump_error(&e).into()))?,
+            ),
+        })
+    }
+
+    /// LOADCHUNK of one data chunk into this filter.
+    pub fn load_chunk(&mut self, iter: i64, data: &[u8]) -> Result<()> {
+        use crate::error::words::dump_error;
+        let err = |what: String| Error::new(format!("the dump does not load ({what})"));
+        match self {
+            Local::Bloom(c) => {
+                bloom_dump::load_chunk(c, iter, data).map_err(|e| err(dump_error(&e).into()))
+            }
+            Local::Counting(c) => {
+                counting_dump::load_chunk(c, iter, data).map_err(|e| err(dump_error(&e).into()))
+            }
+            Local::Cuckoo(f) => {
+                cuckoo_dump::load_chunk(f, iter, data).map_err(|e| err(e.to_string()))
+            }
+            Local::Static(f) => {
+                static_dump::load_chunk(f, iter, data).map_err(|e| err(dump_error(&e).into()))
+            }
+            Local::EmptyCuckoo => Err(err("an empty Cuckoo filter has no data".into())),
+        }
+    }
+
+    /// Refuses a static filter some of whose data never came.
+    fn check_complete(&self, name: &str) -> Result<()> {
+        match self {
+            Local::Static(f) if !f.is_complete() => Err(Error::file(format!(
+                "{name}: the dump does not load ({} bytes of data missing)",
+                f.pending()
+            ))),
+            _ => Ok(()),
+        }
+    }
+}
