@@ -12,7 +12,7 @@ use std::ffi::c_int;
 /// cluster; in a cluster, unless the key's slot is another node's (handed over by an
 /// atomic slot migration that completed, `CLUSTER SETSLOT … NODE`, or a key the migrating
 /// node no longer holds). The server's own check of a module's call answers
-/// (`RedisModule_Call` of `EXISTS key` refused with `EACCES`); for a write that lands
+/// (`RedisModule_Call` of `EXISTS key` refused with `EPERM`, "a non local key"); for a write that lands
 /// long after its command came in (a blocked client's answer), which the server routed
 /// when the command arrived.
 pub fn served_here(ctx: &Context, args: &Args, index: usize) -> bool {
@@ -29,7 +29,7 @@ pub fn served_here(ctx: &Context, args: &Args, index: usize) -> bool {
     };
     let reply = unsafe { call(ctx.ctx, c"EXISTS".as_ptr(), c"s".as_ptr(), args.raw(index)) };
     if reply.is_null() {
-        return std::io::Error::last_os_error().raw_os_error() != Some(libc::EACCES);
+        return std::io::Error::last_os_error().raw_os_error() != Some(libc::EPERM);
     }
     unsafe { free(reply) };
     true

@@ -347,13 +347,14 @@ pub(super) struct Built {
 
 impl Answer for Built {
     fn answer(self, ctx: &Context) -> RedisResult {
-        let filter = self.result?;
         let args = self.args.args();
         // The slot may have left this node while the client waited (an atomic slot
-        // migration completes without waiting for blocked clients).
+        // migration completes without waiting for blocked clients; the source, trimmed
+        // with it, may then have looked missing to the build).
         if !served_here(ctx, &args, 1) {
             return Err(error(errors::SF_FROM_SLOT_MOVED));
         }
+        let filter = self.result?;
         let key = Key::open(ctx, &args, 1, true);
         match key.state::<StaticFilter>(&STATIC_TYPE) {
             KeyState::Empty => store(ctx, &args, &key, filter, true),

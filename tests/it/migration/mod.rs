@@ -4,7 +4,7 @@
 //! `handle-atomic-slot-migration` there; these tests skip, saying so, on any other server.
 
 mod moves;
-// mod writes;
+mod writes;
 
 use crate::support::{info_field, wait_until, RawConnection, Reply, Server};
 use std::process::Command;

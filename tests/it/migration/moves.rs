@@ -3,15 +3,20 @@
 //! side (its keys trimmed) and arrived on the new; a migration cancelled mid-stream
 //! leaves the target (and its replica) without a key and with zero counts.
 
-use super::{
-    counts_are_zero, module_counts, valkey9, wait_for_state, Cluster, Migration,
-};
+use super::{counts_are_zero, module_counts, valkey9, wait_for_state, Cluster, Migration};
 use crate::support::{call, cbf, expect, wait_until, RawConnection, Reply};
 
 /// One key of each type, under one hash tag (one slot).
 pub(super) const KEYS: [&str; 9] = [
-    "{mig}bf", "{mig}blocked", "{mig}cf", "{mig}cbf", "{mig}wbf", "{mig}sf", "{mig}cms",
-    "{mig}topk", "{mig}td",
+    "{mig}bf",
+    "{mig}blocked",
+    "{mig}cf",
+    "{mig}cbf",
+    "{mig}wbf",
+    "{mig}sf",
+    "{mig}cms",
+    "{mig}topk",
+    "{mig}td",
 ];
 
 fn items(prefix: &str, n: usize) -> Vec<String> {
@@ -31,14 +36,22 @@ pub(super) fn fill(conn: &mut RawConnection) {
     let some = items("i", 300);
     expect(conn, "BF.RESERVE {mig}bf 0.01 100", Reply::ok());
     send(conn, &["BF.MADD", "{mig}bf"], &some);
-    expect(conn, "BF.RESERVE {mig}blocked 0.01 1000 BLOCKED", Reply::ok());
+    expect(
+        conn,
+        "BF.RESERVE {mig}blocked 0.01 1000 BLOCKED",
+        Reply::ok(),
+    );
     send(conn, &["BF.MADD", "{mig}blocked"], &some);
     expect(conn, "CF.RESERVE {mig}cf 64", Reply::ok());
     for item in &some {
         conn.call(&["CF.ADD", "{mig}cf", item]);
     }
     cbf::build_rich_filter(conn, "{mig}cbf");
-    expect(conn, "WBF.RESERVE {mig}wbf 0.01 100 WINDOW 3600000", Reply::ok());
+    expect(
+        conn,
+        "WBF.RESERVE {mig}wbf 0.01 100 WINDOW 3600000",
+        Reply::ok(),
+    );
     send(conn, &["WBF.MADD", "{mig}wbf"], &some);
     let built = send(conn, &["SF.BUILD", "{mig}sf", "0.01", "ITEMS"], &some);
     assert_eq!(built, Reply::ok());
@@ -117,9 +130,7 @@ fn every_type_moves_whole_with_its_slot() {
     let migration = Migration::of(KEYS[0], &source.master, &target.master);
     migration.start(&mut conn);
     wait_for_state(&mut conn, "success");
-    wait_until("the target owns the slot", || {
-        cluster.owner(KEYS[0]) == to
-    });
+    wait_until("the target owns the slot", || cluster.owner(KEYS[0]) == to);
 
     // The new master answers as the old one did, with the same bytes; so does its replica.
     assert_eq!(dumps(&mut target_conn), bytes);
@@ -166,7 +177,11 @@ fn a_cancelled_migration_leaves_nothing_on_the_target() {
 
     // The source never pauses: the migration stays in its stream until cancelled, with
     // the snapshot loaded on the target (counted there, not yet served).
-    expect(&mut conn, "DEBUG SLOTMIGRATION PREVENT-PAUSE 1", Reply::ok());
+    expect(
+        &mut conn,
+        "DEBUG SLOTMIGRATION PREVENT-PAUSE 1",
+        Reply::ok(),
+    );
     let migration = Migration::of(KEYS[0], &source.master, &target.master);
     migration.start(&mut conn);
     wait_for_state(&mut conn, "waiting-to-pause");
@@ -176,10 +191,17 @@ fn a_cancelled_migration_leaves_nothing_on_the_target() {
     });
     assert_eq!(target_conn.call(&["DBSIZE"]), Reply::Int(0));
     // A write in the stream (a new key), then the cancel.
-    assert_eq!(conn.call(&["BF.ADD", "{mig}new", "streamed"]), Reply::Int(1));
+    assert_eq!(
+        conn.call(&["BF.ADD", "{mig}new", "streamed"]),
+        Reply::Int(1)
+    );
     expect(&mut conn, "CLUSTER CANCELSLOTMIGRATIONS", Reply::ok());
     wait_for_state(&mut conn, "cancelled");
-    expect(&mut conn, "DEBUG SLOTMIGRATION PREVENT-PAUSE 0", Reply::ok());
+    expect(
+        &mut conn,
+        "DEBUG SLOTMIGRATION PREVENT-PAUSE 0",
+        Reply::ok(),
+    );
 
     // The target and its replica: no key, zero counts.
     wait_until("the target dropped the import", || {
@@ -188,7 +210,10 @@ fn a_cancelled_migration_leaves_nothing_on_the_target() {
     assert_eq!(target_conn.call(&["DBSIZE"]), Reply::Int(0));
     let moved = format!("MOVED {} 127.0.0.1:{}", migration.slot, source.master.port);
     for key in KEYS {
-        assert_eq!(target_conn.call(&["EXISTS", key]), Reply::Error(moved.clone()));
+        assert_eq!(
+            target_conn.call(&["EXISTS", key]),
+            Reply::Error(moved.clone())
+        );
     }
     let mut target_replica = target.replica.raw();
     wait_until("the target's replica dropped the import", || {
@@ -199,9 +224,17 @@ fn a_cancelled_migration_leaves_nothing_on_the_target() {
     assert_eq!(cluster.owner(KEYS[0]), from);
     assert_eq!(answers(&mut conn), before);
     assert_eq!(dumps(&mut conn), bytes);
-    assert_eq!(conn.call(&["BF.EXISTS", "{mig}new", "streamed"]), Reply::Int(1));
+    assert_eq!(
+        conn.call(&["BF.EXISTS", "{mig}new", "streamed"]),
+        Reply::Int(1)
+    );
     let bf_filters = |counts: &[(String, String)]| {
-        counts.iter().find(|(name, _)| name == "bf_bf_filters").unwrap().1.clone()
+        counts
+            .iter()
+            .find(|(name, _)| name == "bf_bf_filters")
+            .unwrap()
+            .1
+            .clone()
     };
     // BF and BLOCKED before, the new filter after.
     assert_eq!(bf_filters(&source_counts), "2");
