@@ -97,7 +97,7 @@ bench:
 	$(CARGO) bench -p redbloom-core --bench core
 
 ## The end-to-end benchmark (results: docs/benchmarks.md) on each of E2E_SERVERS (Redis 7.0.15,
-## Redis 8.2.3 and Valkey 8.1.8 by default), side by side with RedisBloom 2.4.20 from
+## Redis 8.2.3 and Valkey 8.1.8 by default; `valkey9` adds Valkey 9.1.2), side by side with RedisBloom 2.4.20 from
 ## REDISBLOOM_SO and, on Redis 8, RedisBloom 8.2.3 from REDISBLOOM8_SO (each skipped with a
 ## message when unset); REFERENCE_MODULE=/path/to/module.so runs that one module instead.
 E2E_SERVERS ?= redis7 redis8 valkey
