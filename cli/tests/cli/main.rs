@@ -14,6 +14,7 @@ mod load;
 mod load_static;
 mod merge;
 mod merge_shard;
+mod migration;
 mod proxy;
 mod shard_errors;
 mod shard_routing;

@@ -6,20 +6,12 @@
 mod moves;
 mod writes;
 
-use crate::support::{info_field, wait_until, RawConnection, Reply, Server};
+use crate::support::{info_field, valkey_major, wait_until, RawConnection, Reply, Server};
 use std::process::Command;
 
 /// Whether the server under test is Valkey 9 or later; prints why a test skips otherwise.
 pub(crate) fn valkey9(test: &str) -> bool {
-    let server = Server::start();
-    let mut conn = server.raw();
-    let version = conn
-        .call(&["INFO", "server"])
-        .text()
-        .lines()
-        .find_map(|line| line.strip_prefix("valkey_version:"))
-        .and_then(|v| v.trim().split('.').next()?.parse::<u32>().ok());
-    if version >= Some(9) {
+    if valkey_major(&mut Server::start().raw()) >= Some(9) {
         return true;
     }
     eprintln!("{test}: skipped: atomic slot migration needs Valkey 9 (REDBLOOM_SERVER)");
