@@ -18,6 +18,25 @@ pub(crate) fn valkey9(test: &str) -> bool {
     false
 }
 
+/// `INFO modules` names the options the module declared: atomic slot migration on Valkey 9
+/// alone (Redis 7.0 and 8.2, Valkey 8.1: `handle-io-errors` only). Runs on every server.
+#[test]
+fn the_module_declares_atomic_slot_migration_on_valkey_9_only() {
+    let server = Server::start();
+    let mut conn = server.raw();
+    let options = if valkey_major(&mut conn) >= Some(9) {
+        "handle-io-errors|handle-atomic-slot-migration"
+    } else {
+        "handle-io-errors"
+    };
+    let modules = conn.call(&["INFO", "modules"]).text();
+    let line = modules
+        .lines()
+        .find(|line| line.starts_with("module:name=bf,"))
+        .expect("the module in INFO modules");
+    assert!(line.ends_with(&format!(",options=[{options}]")), "{line}");
+}
+
 /// A master and its replica.
 pub(crate) struct Shard {
     pub master: Server,
