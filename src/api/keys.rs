@@ -10,11 +10,10 @@ use std::ffi::c_int;
 
 /// Whether this node serves the key at argument `index` of `args` now: always outside a
 /// cluster; in a cluster, unless the key's slot is another node's (handed over by an
-/// atomic slot migration that completed, `CLUSTER SETSLOT … NODE`, or a key the migrating
-/// node no longer holds). The server's own check of a module's call answers
-/// (`RedisModule_Call` of `EXISTS key` refused with `EPERM`, "a non local key"); for a write that lands
-/// long after its command came in (a blocked client's answer), which the server routed
-/// when the command arrived.
+/// atomic slot migration that completed, or by `CLUSTER SETSLOT … NODE`; or a missing key
+/// of a slot being migrated away). For a write that lands long after the server routed
+/// its command (a blocked client's answer). The server's own check of a module's call
+/// answers: `RedisModule_Call` of `EXISTS key` refused with `EPERM` (a non-local key).
 pub fn served_here(ctx: &Context, args: &Args, index: usize) -> bool {
     if !ctx
         .get_flags()
