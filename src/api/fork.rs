@@ -63,6 +63,14 @@ pub fn fork(done: DoneHandler) -> Result<Forked, ForkError> {
     }
 }
 
+/// Whether the server's child is a slot migration's snapshot (Valkey 9's
+/// `CLUSTER MIGRATESLOTS`: `slot_migration_fork_in_progress:1` in INFO persistence).
+pub fn slot_migration_child_running(ctx: &redis_module::Context) -> bool {
+    ctx.server_info("persistence")
+        .field("slot_migration_fork_in_progress")
+        .is_some_and(|v| v.as_slice() == b"1")
+}
+
 /// Ends the child with `code` (the server's exit path for children: no atexit handlers,
 /// no flushing of the parent's buffers).
 pub fn exit_from_child(code: i32) -> ! {

@@ -8,6 +8,32 @@ use redis_module::native_types::RedisType;
 use redis_module::{raw, Context, RedisError};
 use std::ffi::c_int;
 
+/// Whether this node serves the key at argument `index` of `args` now: always outside a
+/// cluster; in a cluster, unless the key's slot is another node's (handed over by an
+/// atomic slot migration that completed, or by `CLUSTER SETSLOT … NODE`; or a missing key
+/// of a slot being migrated away). For a write that lands long after the server routed
+/// its command (a blocked client's answer). The server's own check of a module's call
+/// answers: `RedisModule_Call` of `EXISTS key` refused with `EPERM` (a non-local key).
+pub fn served_here(ctx: &Context, args: &Args, index: usize) -> bool {
+    if !ctx
+        .get_flags()
+        .contains(redis_module::ContextFlags::CLUSTER)
+    {
+        return true;
+    }
+    let (Some(call), Some(free)) = (unsafe { raw::RedisModule_Call }, unsafe {
+        raw::RedisModule_FreeCallReply
+    }) else {
+        return true;
+    };
+    let reply = unsafe { call(ctx.ctx, c"EXISTS".as_ptr(), c"s".as_ptr(), args.raw(index)) };
+    if reply.is_null() {
+        return std::io::Error::last_os_error().raw_os_error() != Some(libc::EPERM);
+    }
+    unsafe { free(reply) };
+    true
+}
+
 /// What a key holds, as far as one filter type is concerned.
 pub enum KeyState<'k, T> {
     Empty,

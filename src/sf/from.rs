@@ -22,8 +22,10 @@ use super::value::STATIC_TYPE;
 use crate::api::args::{Args, OwnedArgs};
 use crate::api::blocking::{block, can_block, Answer, Blocked, BlockedId};
 use crate::api::events::on_fork_child_died;
-use crate::api::fork::{exit_from_child, fork, kill_child, ForkError, Forked, SharedFile};
-use crate::api::keys::{Key, KeyState};
+use crate::api::fork::{
+    exit_from_child, fork, kill_child, slot_migration_child_running, ForkError, Forked, SharedFile,
+};
+use crate::api::keys::{served_here, Key, KeyState};
 use crate::api::replication::is_trusted;
 use crate::api::source::{open_source, scan_members, SourceError};
 use crate::errors;
@@ -115,6 +117,9 @@ pub(super) fn fork_build(
             max_bytes,
             too_large,
         }),
+        Err(ForkError::Busy) if slot_migration_child_running(ctx) => {
+            Err(errors::SF_FROM_BUSY_MIGRATION)
+        }
         Err(ForkError::Busy) => Err(errors::SF_FROM_BUSY),
         Err(ForkError::Failed(e)) => {
             log_warning(format!("redbloom: SF.BUILD FROM could not fork ({e})"));
@@ -342,8 +347,14 @@ pub(super) struct Built {
 
 impl Answer for Built {
     fn answer(self, ctx: &Context) -> RedisResult {
-        let filter = self.result?;
         let args = self.args.args();
+        // The slot may have left this node while the client waited (an atomic slot
+        // migration completes without waiting for blocked clients; the source, trimmed
+        // with it, may then have looked missing to the build).
+        if !served_here(ctx, &args, 1) {
+            return Err(error(errors::SF_FROM_SLOT_MOVED));
+        }
+        let filter = self.result?;
         let key = Key::open(ctx, &args, 1, true);
         match key.state::<StaticFilter>(&STATIC_TYPE) {
             KeyState::Empty => store(ctx, &args, &key, filter, true),

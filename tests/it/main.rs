@@ -26,6 +26,7 @@ mod fixtures_redisbloom;
 mod hostile_input;
 mod large_filters;
 mod merge;
+mod migration;
 mod operations;
 mod replica_consistency;
 mod resp3;

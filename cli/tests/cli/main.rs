@@ -16,6 +16,7 @@ mod load;
 mod load_static;
 mod merge;
 mod merge_shard;
+mod migration;
 mod proxy;
 mod replicas;
 mod shard_errors;

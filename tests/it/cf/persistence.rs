@@ -274,8 +274,10 @@ fn payload_of(conn: &mut RawConnection, key: &str) -> Vec<u8> {
     );
     assert_eq!(&payload[10..12], &[2, 1], "numFilters = 1");
     let n = payload.len();
-    // RDB version 10 on Redis 7.0, 11 on Valkey 8.1, 12 on Redis 8.2.
-    let version = if crate::support::is_valkey(conn) {
+    // RDB version 10 on Redis 7.0, 11 on Valkey 8.1, 80 on Valkey 9, 12 on Redis 8.2.
+    let version = if crate::support::valkey_major(conn) >= Some(9) {
+        80
+    } else if crate::support::is_valkey(conn) {
         11
     } else if crate::support::is_redis8(conn) {
         12

@@ -23,6 +23,21 @@ pub fn is_valkey(conn: &mut RawConnection) -> bool {
         .contains("server_name:valkey")
 }
 
+/// Valkey's major version (`valkey_version` in INFO server), `None` on Redis.
+pub fn valkey_major(conn: &mut RawConnection) -> Option<u32> {
+    conn.call(&["INFO", "server"])
+        .text()
+        .lines()
+        .find_map(|line| line.strip_prefix("valkey_version:"))
+        .and_then(|v| v.trim().split('.').next()?.parse().ok())
+}
+
+/// Whether the server parses hex floats (`0x1p-7`) as doubles: Valkey 9's parser
+/// (`RedisModule_StringToDouble`, ZADD's) has none; Redis and Valkey 8 do.
+pub fn parses_hex_floats(conn: &mut RawConnection) -> bool {
+    valkey_major(conn) < Some(9)
+}
+
 /// Whether the server under test is Redis 8 or later (Valkey says `redis_version:7.2.4`).
 pub fn is_redis8(conn: &mut RawConnection) -> bool {
     let version = info_field(conn, "server", "redis_version");

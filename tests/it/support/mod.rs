@@ -26,9 +26,9 @@ pub mod transcript;
 pub mod wbf;
 
 pub use background::{
-    can_defragment, info_field, is_redis8, is_valkey, rewrite_aof, start_active_defrag,
-    start_replica, start_replica_with, wait_for_aof_rewrite, wait_for_bgsave, wait_for_replicas,
-    wait_until,
+    can_defragment, info_field, is_redis8, is_valkey, parses_hex_floats, rewrite_aof,
+    start_active_defrag, start_replica, start_replica_with, valkey_major, wait_for_aof_rewrite,
+    wait_for_bgsave, wait_for_replicas, wait_until,
 };
 pub use crc64::{crc64_jones, with_crc};
 pub use resp::{call, expect, pipeline_expect, RawConnection, Reply};

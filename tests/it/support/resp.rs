@@ -197,7 +197,9 @@ impl RawConnection {
             "+" => Reply::Simple(rest.to_string()),
             "-" => Reply::Error(rest.to_string()),
             ":" => Reply::Int(rest.parse().expect("integer")),
-            "$" => {
+            // A verbatim string (RESP3: INFO's reply) is the bulk of its text, its
+            // `txt:` format prefix left out.
+            "$" | "=" => {
                 let len: i64 = rest.parse().expect("length");
                 if len < 0 {
                     return Reply::Bulk(None);
@@ -206,6 +208,9 @@ impl RawConnection {
                 self.reader.read_exact(&mut data).expect("bulk");
                 self.last_raw.extend_from_slice(&data);
                 data.truncate(len as usize);
+                if kind == "=" {
+                    data.drain(..4.min(data.len()));
+                }
                 Reply::Bulk(Some(data))
             }
             "*" => {
