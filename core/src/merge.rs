@@ -205,7 +205,8 @@ mod tests {
     #[test]
     fn kernels_equal_the_plain_operations_with_empty_full_and_one_page_sources_anywhere() {
         type Kernel = fn(&[&[u8]]) -> Result<Vec<u8>, OutOfMemory>;
-        let kernels: [(&str, Kernel, fn(u8, u8) -> u8); 4] = [
+        type Plain = fn(u8, u8) -> u8;
+        let kernels: [(&str, Kernel, Plain); 4] = [
             ("or", or_all, |x, y| x | y),
             ("and", and_all, |x, y| x & y),
             (
