@@ -11,6 +11,7 @@ mod docs;
 mod inspect;
 mod interrupt;
 mod load;
+mod load_limits;
 mod load_static;
 mod merge;
 mod merge_shard;
