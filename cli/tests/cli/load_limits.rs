@@ -26,10 +26,13 @@ fn first_refused(
         .map(|i| vec![add.to_string(), key.to_string(), i.clone()])
         .collect();
     let replies = conn.pipeline(&adds);
-    replies.iter().enumerate().find_map(|(at, reply)| match reply {
-        Reply::Error(e) => Some((at + 1, e.clone())),
-        _ => None,
-    })
+    replies
+        .iter()
+        .enumerate()
+        .find_map(|(at, reply)| match reply {
+            Reply::Error(e) => Some((at + 1, e.clone())),
+            _ => None,
+        })
 }
 
 /// The boundary of one setting: the server refuses item `k` of `list` (and adds every item
@@ -51,7 +54,10 @@ fn load_stops_where_the_server_does(
     // The reference again, of the items before the refused one only (a server's later
     // adds may still find room, as a Cuckoo filter's can).
     assert_eq!(conn.call(&["DEL", reference_reserve[1]]), Reply::Int(1));
-    assert_eq!(first_refused(&mut conn, reference_reserve, add, &list[..k - 1]), None);
+    assert_eq!(
+        first_refused(&mut conn, reference_reserve, add, &list[..k - 1]),
+        None
+    );
     let dir = TempDir::new("load-limits");
     let before = dir.0.join("before.txt");
     write_items(&before, list[..k - 1].iter().cloned());
@@ -159,7 +165,14 @@ fn non_scaling_loads_stop_where_bf_add_does() {
         &server,
         &["BF.RESERVE", "ref", "0.01", "1000", "EXPANSION", "0"],
         "BF.ADD",
-        &["--error-rate", "0.01", "--capacity", "1000", "--expansion", "0"],
+        &[
+            "--error-rate",
+            "0.01",
+            "--capacity",
+            "1000",
+            "--expansion",
+            "0",
+        ],
         &items(1500),
         full,
     );
