@@ -6,6 +6,7 @@ mod defrag;
 mod from_changes;
 mod from_child;
 mod from_slices;
+mod header_sweep;
 mod persistence;
 
 use crate::support::RawConnection;
