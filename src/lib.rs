@@ -21,6 +21,8 @@ pub mod command_table;
 mod command_table_tests;
 pub mod config;
 pub mod errors;
+#[cfg(test)]
+mod layout_tests;
 pub mod merge;
 pub mod options;
 pub mod scandump;
@@ -79,6 +81,13 @@ pub fn commands() -> Vec<Command> {
         .collect()
 }
 
+/// The INFO sections the families add after the shared ones.
+pub const INFO_SECTIONS: [stats::InfoSection; 1] = [sf::INFO_SECTION];
+
+fn info(ctx: &redis_module::InfoContext) {
+    stats::info(ctx, &INFO_SECTIONS);
+}
+
 fn init(ctx: &Context, args: &[RedisString]) -> Status {
     let args: Vec<Vec<u8>> = args.iter().map(|a| a.as_slice().to_vec()).collect();
     if let Err(message) = config::apply_load_args(&args) {
@@ -103,7 +112,7 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
         ctx.log_warning(&message);
         return Status::Err;
     }
-    api::info::register_info(ctx, stats::info);
+    api::info::register_info(ctx, info);
     for command in commands() {
         if let Err(message) = register_command(ctx, &command) {
             ctx.log_warning(&message);

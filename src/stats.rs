@@ -27,9 +27,18 @@ pub fn all() -> [&'static TypeStats; 8] {
     ]
 }
 
+/// A section of INFO that a family adds (SF.BUILD FROM's copies, `src/sf/slices.rs`): the
+/// family names it and gives its fields; `lib.rs` passes the families' sections to [`info`],
+/// so this shared file imports no family.
+pub struct InfoSection {
+    pub name: &'static str,
+    pub fields: fn() -> Vec<(&'static str, u64)>,
+}
+
 /// The module's INFO section (`INFO bf` or `INFO modules`): per filter type the number of
-/// filters, their memory (as MEMORY USAGE counts it), items and sub-filters.
-pub fn info(ctx: &redis_module::InfoContext) {
+/// filters, their memory (as MEMORY USAGE counts it), items and sub-filters; then the
+/// families' own `sections`.
+pub fn info(ctx: &redis_module::InfoContext, sections: &[InfoSection]) {
     let build = || -> redis_module::RedisResult<()> {
         let mut section = ctx.builder().add_section("filters");
         for stats in all() {
@@ -37,7 +46,7 @@ pub fn info(ctx: &redis_module::InfoContext) {
                 section = section.field(&format!("{}_{field}", stats.name), value)?;
             }
         }
-        let builder = section
+        let mut builder = section
             .build_section()?
             .add_section("config")
             .field(
@@ -45,13 +54,14 @@ pub fn info(ctx: &redis_module::InfoContext) {
                 crate::config::MAX_FILTER_BYTES.get() as i64,
             )?
             .build_section()?;
-        // SF.BUILD FROM copies in slices (src/sf/slices.rs).
-        let mut section = builder.add_section("sf");
-        for (field, value) in crate::sf::slice_info() {
-            section = section.field(field, value as i64)?;
+        for family_section in sections {
+            let mut section = builder.add_section(family_section.name);
+            for (field, value) in (family_section.fields)() {
+                section = section.field(field, value as i64)?;
+            }
+            builder = section.build_section()?;
         }
-        section
-            .build_section()?
+        builder
             // MODULE LIST shows the RedisBloom version redbloom answers like; its own is here.
             .add_section("defrag")
             .field(

@@ -71,6 +71,8 @@ pub mod bloom;
 pub mod cms;
 pub mod counting;
 pub mod cuckoo;
+#[cfg(test)]
+mod dump_sweep_tests;
 pub mod fmt;
 pub mod hash;
 mod le_reader;

@@ -196,6 +196,72 @@ mod tests {
         assert_eq!(sum_nibbles(&[0xf1, 0x23]), 15 + 1 + 2 + 3);
     }
 
+    /// The pages a kernel may skip (zero, for OR and add; any zero, for AND and min) in
+    /// every position: each of 3 sources empty, full, zero but for one page (the first, a
+    /// middle or the last) or mixed, over lengths of less than a page, one page and pages
+    /// plus a tail — every one of the 6^3 orders, against the plain byte-by-byte
+    /// operation. A kernel that stops at a source's first zero page, or skips a page
+    /// because one source is full, differs somewhere here.
+    #[test]
+    fn kernels_equal_the_plain_operations_with_empty_full_and_one_page_sources_anywhere() {
+        type Kernel = fn(&[&[u8]]) -> Result<Vec<u8>, OutOfMemory>;
+        type Plain = fn(u8, u8) -> u8;
+        let kernels: [(&str, Kernel, Plain); 4] = [
+            ("or", or_all, |x, y| x | y),
+            ("and", and_all, |x, y| x & y),
+            (
+                "add",
+                |s| add_nibbles_all(s, 15),
+                |x, y| (((x & 0x0f) + (y & 0x0f)).min(15)) | ((((x >> 4) + (y >> 4)).min(15)) << 4),
+            ),
+            ("min", min_nibbles_all, |x, y| {
+                (x & 0x0f).min(y & 0x0f) | ((x >> 4).min(y >> 4) << 4)
+            }),
+        ];
+        for len in [100, PAGE, 3 * PAGE + 17] {
+            let pages = len.div_ceil(PAGE);
+            let one_page = |page: usize, seed: usize| -> Vec<u8> {
+                (0..len)
+                    .map(|i| {
+                        if i / PAGE == page {
+                            (i * seed + 1) as u8 | 1
+                        } else {
+                            0
+                        }
+                    })
+                    .collect()
+            };
+            let patterns: Vec<(&str, Vec<u8>)> = vec![
+                ("empty", vec![0; len]),
+                ("full", vec![0xff; len]),
+                ("first page", one_page(0, 7)),
+                ("middle page", one_page(pages / 2, 11)),
+                ("last page", one_page(pages - 1, 13)),
+                ("mixed", (0..len).map(|i| (i * 29 + 3) as u8).collect()),
+            ];
+            for a in &patterns {
+                for b in &patterns {
+                    for c in &patterns {
+                        let sources: [&[u8]; 3] = [&a.1, &b.1, &c.1];
+                        for (name, kernel, plain) in &kernels {
+                            let got = kernel(&sources).unwrap();
+                            let want: Vec<u8> = (0..len)
+                                .map(|i| plain(plain(a.1[i], b.1[i]), c.1[i]))
+                                .collect();
+                            assert!(
+                                got == want,
+                                "{name} of {} / {} / {} over {len} bytes",
+                                a.0,
+                                b.0,
+                                c.0
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn a_saturated_counter_stays_saturated() {
         let dst = [0xff, 0x0f, 0xf0, 0x77];

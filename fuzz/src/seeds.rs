@@ -1,15 +1,54 @@
-//! `cargo test --manifest-path fuzz/Cargo.toml -- --ignored` rewrites `fuzz/seeds/`.
+//! The seed corpus (`fuzz/seeds/<target>/`), made by the current encoders:
+//! `cargo test --manifest-path fuzz/Cargo.toml -- --ignored` rewrites it, and
+//! [`committed_seeds_are_the_encoders_output`] (in `make test`) fails when a committed seed
+//! is not byte for byte what the encoders make now — so no seed passes only because it
+//! holds an old checksum or layout.
 use super::*;
 use redbloom_core::cms::CountMinSketch;
 use redbloom_core::cuckoo::CuckooParams;
 use std::path::Path;
 
-pub(crate) fn write(target: &str, name: &str, data: &[u8]) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("seeds")
-        .join(target);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join(name), data).unwrap();
+/// A seed: its target, file name and bytes.
+pub(crate) type Seed = (&'static str, String, Vec<u8>);
+
+fn seeds_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds")
+}
+
+/// Every seed the encoders make (those of the SF targets from `sf_targets`).
+fn encoder_seeds() -> Vec<Seed> {
+    let mut seeds = family_seeds();
+    seeds.extend(crate::sf_targets::tests::sf_seeds());
+    seeds
+}
+
+/// `cargo test --manifest-path fuzz/Cargo.toml write_seeds -- --ignored`
+#[test]
+#[ignore]
+fn write_seeds() {
+    for (target, name, data) in encoder_seeds() {
+        let dir = seeds_dir().join(target);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(name), data).unwrap();
+    }
+}
+
+/// Each committed seed the encoders make is their current output, byte for byte.
+#[test]
+fn committed_seeds_are_the_encoders_output() {
+    let seeds = encoder_seeds();
+    assert!(seeds.len() >= 30, "{} seeds", seeds.len());
+    for (target, name, data) in &seeds {
+        let path = seeds_dir().join(target).join(name);
+        let committed = std::fs::read(&path)
+            .unwrap_or_else(|e| panic!("{}: {e} (run write_seeds)", path.display()));
+        assert!(
+            &committed == data,
+            "{} differs from what the encoders make now: rewrite it with `cargo test \
+             --manifest-path fuzz/Cargo.toml write_seeds -- --ignored`",
+            path.display()
+        );
+    }
 }
 
 /// `header` after its length (a u16), as the dump targets read a variable-size header.
@@ -124,9 +163,12 @@ fn windows() -> Vec<WindowFilter> {
     out
 }
 
-#[test]
-#[ignore]
-fn write_seeds() {
+/// The seeds of the BF, CF and WBF codecs, the command sequences and the merges.
+fn family_seeds() -> Vec<Seed> {
+    let mut seeds: Vec<Seed> = Vec::new();
+    let mut write = |target: &'static str, name: &str, data: &[u8]| {
+        seeds.push((target, name.to_string(), data.to_vec()));
+    };
     for (i, chain) in chains().into_iter().enumerate() {
         // bf_dump: [u16 header len][header][chunks][filter ops]
         let head = with_len(&bloom_dump::header(&chain));
@@ -201,4 +243,5 @@ fn write_seeds() {
     let mut mixed: Vec<u8> = (0..=255u8).collect();
     mixed.extend((0..=255u8).rev());
     write("ops", "seed1", &mixed);
+    seeds
 }

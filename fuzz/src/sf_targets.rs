@@ -55,9 +55,9 @@ pub fn sf_rdb(data: &[u8]) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use crate::seeds::{dump_seed, rdb_seed, with_len, write};
+    use crate::seeds::{dump_seed, rdb_seed, with_len, Seed};
     use redbloom_core::static_filter::build;
     use std::path::Path;
 
@@ -98,10 +98,12 @@ mod tests {
         }
     }
 
-    /// `cargo test --manifest-path fuzz/Cargo.toml write_sf_seeds -- --ignored`
-    #[test]
-    #[ignore]
-    fn write_sf_seeds() {
+    /// The SF targets' seeds (written by `seeds::write_seeds`).
+    pub(crate) fn sf_seeds() -> Vec<Seed> {
+        let mut seeds: Vec<Seed> = Vec::new();
+        let mut write = |target: &'static str, name: &str, data: &[u8]| {
+            seeds.push((target, name.to_string(), data.to_vec()));
+        };
         let lookups: Vec<u8> = (0..40u8).flat_map(|i| [2, b'i', b'0' + i % 10]).collect();
         for (i, filter) in filters().into_iter().enumerate() {
             let sequence = static_dump::load_sequence(&filter);
@@ -116,5 +118,6 @@ mod tests {
                 &rdb_seed(2, &fields, &lookups),
             );
         }
+        seeds
     }
 }

@@ -379,3 +379,17 @@ impl Answer for Built {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_cannot_block_error_states_the_limit() {
+        assert_eq!(
+            crate::errors::SF_FROM_CANNOT_BLOCK,
+            format!(
+                "ERR SF.BUILD FROM a source of more than {} members blocks the client, which MULTI and scripts do not allow",
+                super::FROM_SYNC_MAX_MEMBERS
+            )
+        );
+    }
+}

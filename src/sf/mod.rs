@@ -9,9 +9,16 @@ mod slices;
 pub mod value;
 
 use crate::command_table::Family;
+use crate::stats::InfoSection;
 
 pub use from::FROM_SYNC_MAX_MEMBERS;
-pub use slices::{info as slice_info, key_changed};
+pub use slices::key_changed;
+
+/// INFO's `sf` section: SF.BUILD FROM's copies in slices (registered in `lib.rs`).
+pub const INFO_SECTION: InfoSection = InfoSection {
+    name: "sf",
+    fields: slices::info,
+};
 
 /// The module's ACL category for SF.* (redbloom's own).
 pub const ACL_CATEGORY: &str = "sf";

@@ -120,8 +120,8 @@ impl Drop for Held {
 
 /// INFO's fields: copies in progress, bytes of hashes held by copies and their builds,
 /// and the last completed copy's slices, longest slice and total (microseconds).
-pub fn info() -> [(&'static str, u64); 7] {
-    [
+pub fn info() -> Vec<(&'static str, u64)> {
+    vec![
         ("sf_build_copies", COPYING.load(Ordering::Relaxed) as u64),
         ("sf_build_copy_bytes", HELD_BYTES.load(Ordering::Relaxed)),
         ("sf_build_last_slices", LAST_SLICES.load(Ordering::Relaxed)),

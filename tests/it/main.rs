@@ -23,6 +23,7 @@ mod durability;
 mod effects;
 mod errors;
 mod fixtures_redisbloom;
+mod header_sweep;
 mod hostile_input;
 mod large_filters;
 mod merge;

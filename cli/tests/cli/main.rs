@@ -13,6 +13,7 @@ mod input_habits;
 mod inspect;
 mod interrupt;
 mod load;
+mod load_limits;
 mod load_static;
 mod merge;
 mod merge_shard;

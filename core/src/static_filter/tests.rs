@@ -349,3 +349,81 @@ fn dump_decoder_never_panics() {
         },
     );
 }
+
+/// Every bit of every header byte, flipped in turn, of filters of 1, 2 and 3 items (whose
+/// data length a change of the segment count may leave as it is) and a larger one: the
+/// header is refused, or the chunks are, or the filter never completes — a changed field
+/// never loads as a filter that answers (the checksum covers every field). The header's
+/// length is the header's own, so this holds whatever the layout.
+#[test]
+fn every_header_bit_flipped_is_refused() {
+    for f in [
+        built(1, 0.01),
+        built(2, 0.01),
+        built(3, 0.2),
+        built(500, 0.001),
+    ] {
+        let seq = load_sequence(&f);
+        let header = &seq[0].1;
+        for at in 0..header.len() {
+            for bit in 0..8 {
+                let mut h = header.clone();
+                h[at] ^= 1 << bit;
+                let Ok(mut g) = dump::filter_from_header(&h, u64::MAX) else {
+                    continue;
+                };
+                let refused = seq[1..]
+                    .iter()
+                    .any(|(iter, data)| dump::load_chunk(&mut g, *iter, data).is_err());
+                assert!(
+                    refused || !g.is_complete(),
+                    "{} items: byte {at} bit {bit} loaded",
+                    f.items()
+                );
+            }
+        }
+    }
+}
+
+/// Every RDB field of small filters changed in turn (each bit of an integer, the double
+/// scaled, a data byte flipped): refused, or loaded incomplete (a pending count that
+/// passes its check), never a complete filter other than the original.
+#[test]
+fn every_rdb_field_changed_is_refused() {
+    for f in [
+        built(1, 0.01),
+        built(2, 0.01),
+        built(3, 0.2),
+        built(500, 0.001),
+    ] {
+        let fields = rdb_fields(&f);
+        for i in 0..fields.fields.len() {
+            let variants: Vec<Field> = match &fields.fields[i] {
+                Field::Unsigned(v) => (0..64).map(|bit| Field::Unsigned(v ^ (1 << bit))).collect(),
+                Field::Double(v) => [v * 1.5, v / 2.0, -v, f64::from_bits(v.to_bits() ^ 1)]
+                    .into_iter()
+                    .map(Field::Double)
+                    .collect(),
+                Field::Buffer(b) => (0..b.len().min(64))
+                    .map(|at| {
+                        let mut b = b.clone();
+                        b[at] ^= 1;
+                        Field::Buffer(b)
+                    })
+                    .collect(),
+            };
+            for variant in variants {
+                let mut input = fields.clone();
+                input.fields[i] = variant.clone();
+                input.read_at = 0;
+                if let Some(g) = load_static(&mut input, STATIC_ENCODING) {
+                    assert!(
+                        !g.is_complete(),
+                        "{} items: field {i} as {variant:?} loaded",
+                        f.items()
+                    );
+                }
+            }
+        }
+    }
+}

@@ -86,9 +86,10 @@ impl WindowShape {
         self.k + self.l
     }
 
-    /// Adds a slice may hold: the adds of `k` generations.
+    /// Adds a slice may hold: the adds of `k` generations (saturating: a shape read from
+    /// outside may carry any generation size).
     pub fn slice_load(&self) -> u64 {
-        self.generation_size * u64::from(self.k)
+        self.generation_size.saturating_mul(u64::from(self.k))
     }
 
     /// Bytes of all bit arrays, if they fit in a u64.

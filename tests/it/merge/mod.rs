@@ -6,6 +6,7 @@
 mod bf;
 mod cbf;
 mod cf;
+mod positions;
 mod replication;
 
 use crate::support::{RawConnection, Reply};

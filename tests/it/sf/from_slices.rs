@@ -11,13 +11,13 @@ use crate::support::{
     call, expect, info_field, scandump, wait_until, RawConnection, Reply, Server,
 };
 
-fn copies(conn: &mut RawConnection) -> u64 {
+pub(super) fn copies(conn: &mut RawConnection) -> u64 {
     info_field(conn, "bf", "bf_sf_build_copies")
         .parse()
         .unwrap()
 }
 
-fn copy_bytes(conn: &mut RawConnection) -> u64 {
+pub(super) fn copy_bytes(conn: &mut RawConnection) -> u64 {
     info_field(conn, "bf", "bf_sf_build_copy_bytes")
         .parse()
         .unwrap()
@@ -25,7 +25,10 @@ fn copy_bytes(conn: &mut RawConnection) -> u64 {
 
 /// Holds copies after their first slice, sends `SF.BUILD key 0.01 FROM source` on each
 /// connection without reading the replies, and waits until every copy is held.
-fn start_held(conn: &mut RawConnection, builds: &mut [(&mut RawConnection, &str, &str)]) {
+pub(super) fn start_held(
+    conn: &mut RawConnection,
+    builds: &mut [(&mut RawConnection, &str, &str)],
+) {
     expect(conn, "CONFIG SET bf.sf-build-slices hold", ok());
     let before = copies(conn);
     for (c, key, source) in builds.iter_mut() {
@@ -35,7 +38,7 @@ fn start_held(conn: &mut RawConnection, builds: &mut [(&mut RawConnection, &str,
     wait_until("the copies held", || copies(conn) == want);
 }
 
-fn release(conn: &mut RawConnection) {
+pub(super) fn release(conn: &mut RawConnection) {
     expect(conn, "CONFIG SET bf.sf-build-slices yes", ok());
 }
 

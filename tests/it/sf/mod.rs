@@ -3,8 +3,10 @@
 
 mod commands;
 mod defrag;
+mod from_changes;
 mod from_child;
 mod from_slices;
+mod header_sweep;
 mod persistence;
 
 use crate::support::RawConnection;
