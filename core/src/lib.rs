@@ -73,6 +73,7 @@ pub mod counting;
 pub mod cuckoo;
 pub mod fmt;
 pub mod hash;
+pub mod health;
 mod le_reader;
 pub mod limits;
 pub mod memory;
