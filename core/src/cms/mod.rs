@@ -11,6 +11,7 @@
 //! The counters are kept as RedisBloom stores them in its RDB value and DUMP payload:
 //! little-endian `u32`s, one after the other ([`rdb`]).
 
+pub mod health;
 pub mod rdb;
 #[cfg(test)]
 mod tests;

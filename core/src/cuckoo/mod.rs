@@ -36,6 +36,7 @@
 
 mod compact;
 pub mod dump;
+mod health;
 pub mod filter;
 mod insert;
 mod merge;

@@ -18,6 +18,7 @@
 //! The queries are in `query.rs`, the RDB layout in [`rdb`].
 
 mod query;
+mod health;
 pub mod rdb;
 #[cfg(test)]
 mod tests;

@@ -42,6 +42,7 @@
 //! ```
 
 pub mod dump;
+mod health;
 pub mod filter;
 pub mod rdb;
 mod relocate;
