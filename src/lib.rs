@@ -21,6 +21,7 @@ pub mod command_table;
 mod command_table_tests;
 pub mod config;
 pub mod errors;
+pub mod health;
 pub mod merge;
 pub mod options;
 pub mod scandump;

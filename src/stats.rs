@@ -50,6 +50,11 @@ pub fn info(ctx: &redis_module::InfoContext) {
         for (field, value) in crate::sf::slice_info() {
             section = section.field(field, value as i64)?;
         }
+        let mut section = section.build_section()?.add_section("health");
+        // Filters raising each alert, kept on every write (src/health.rs).
+        for (field, value) in crate::health::info_fields() {
+            section = section.field(&field, value)?;
+        }
         section
             .build_section()?
             // MODULE LIST shows the RedisBloom version redbloom answers like; its own is here.
@@ -72,7 +77,9 @@ pub fn info(ctx: &redis_module::InfoContext) {
 /// Runs a change to a filter and updates its type's INFO totals.
 pub fn tracked<T: ModuleValue, R>(value: &mut T, change: impl FnOnce(&mut T) -> R) -> R {
     let before = value.snapshot();
+    let alerts = value.alerts();
     let result = change(value);
     T::stats().changed(before, value.snapshot());
+    crate::health::changed(alerts, value.alerts());
     result
 }

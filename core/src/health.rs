@@ -51,7 +51,10 @@ pub struct Health {
 impl Health {
     /// The figure labelled `label`.
     pub fn get(&self, label: &str) -> Option<&Value> {
-        self.fields.iter().find(|(l, _)| *l == label).map(|(_, v)| v)
+        self.fields
+            .iter()
+            .find(|(l, _)| *l == label)
+            .map(|(_, v)| v)
     }
 
     /// The figure labelled `label` as a float (integers converted), if it is a number.
@@ -252,13 +255,20 @@ pub fn chain_health(figures: ChainFigures, links: &[LinkFill]) -> Health {
         .iter()
         .fold((0u64, 0u64), |(s, b), l| (s + l.set, b + l.bits));
     let mut fields = vec![
-        (label::ESTIMATED_FP, Value::Double(compound(rates.iter().copied()))),
+        (
+            label::ESTIMATED_FP,
+            Value::Double(compound(rates.iter().copied())),
+        ),
         (label::TARGET_FP, Value::Double(figures.target)),
         (label::ITEMS, Value::Integer(figures.items as i64)),
         (label::CAPACITY, Value::Integer(figures.capacity as i64)),
         (
             label::FILL,
-            Value::Double(if bits == 0 { 0.0 } else { set as f64 / bits as f64 }),
+            Value::Double(if bits == 0 {
+                0.0
+            } else {
+                set as f64 / bits as f64
+            }),
         ),
         (label::LINKS, Value::Integer(links.len() as i64)),
         (
@@ -292,7 +302,10 @@ mod tests {
     fn set_bits_counts_every_byte() {
         assert_eq!(set_bits(&[]), 0);
         assert_eq!(set_bits(&[0xff; 9]), 72);
-        assert_eq!(set_bits(&[1, 2, 3, 0, 0, 0, 0, 0x80, 7, 1]), 1 + 1 + 2 + 1 + 3 + 1);
+        assert_eq!(
+            set_bits(&[1, 2, 3, 0, 0, 0, 0, 0x80, 7, 1]),
+            1 + 1 + 2 + 1 + 3 + 1
+        );
     }
 
     #[test]
@@ -312,7 +325,10 @@ mod tests {
         let set = (fill * bits as f64) as u64;
         let classic = classic_fp(fill, k);
         let blocked = blocked_fp(set, bits, k, 512);
-        assert!(blocked > classic * 1.1 && blocked < classic * 3.0, "{blocked} {classic}");
+        assert!(
+            blocked > classic * 1.1 && blocked < classic * 3.0,
+            "{blocked} {classic}"
+        );
         assert_eq!(blocked_fp(0, bits, k, 512), 0.0);
         // The closed form and the Poisson sum agree.
         for k in [1, 4, 7, 12, 16] {
@@ -320,7 +336,10 @@ mod tests {
             let lambda = -(1.0 - fill).ln() / (1.0 - r);
             let closed = blocked_fp(set, bits, k, 512);
             let summed = poisson_rate(lambda, r, k);
-            assert!((closed - summed).abs() < 1e-5 * summed, "{k}: {closed} {summed}");
+            assert!(
+                (closed - summed).abs() < 1e-5 * summed,
+                "{k}: {closed} {summed}"
+            );
         }
         assert_eq!(blocked_fp(bits, bits, k, 512), 1.0);
     }

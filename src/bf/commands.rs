@@ -22,6 +22,7 @@ const MADD_SUMMARY: &str =
 /// Every BF.* command.
 pub fn commands() -> Vec<Command> {
     vec![
+        crate::command_table::health_command("bf.health", command_entry!(health), ACL_CATEGORY),
         Command {
             name: "bf.reserve",
             handler: command_entry!(handlers::reserve::<Chain>),
@@ -180,4 +181,9 @@ pub fn commands() -> Vec<Command> {
             since: "1.0.0",
         },
     ]
+}
+
+/// BF.HEALTH key (src/health.rs).
+fn health(ctx: &redis_module::Context, args: &crate::api::args::Args) -> redis_module::RedisResult {
+    crate::health::command::<Chain>(ctx, args, <Chain as crate::bf::BloomKind>::data_types())
 }

@@ -22,6 +22,7 @@ const MADD_SUMMARY: &str =
 /// Every CBF.* command.
 pub fn commands() -> Vec<Command> {
     vec![
+        crate::command_table::health_command("cbf.health", command_entry!(health), ACL_CATEGORY),
         Command {
             name: "cbf.reserve",
             handler: command_entry!(bf::reserve::<CountingChain>),
@@ -191,4 +192,13 @@ pub fn commands() -> Vec<Command> {
             since: "1.0.0",
         },
     ]
+}
+
+/// CBF.HEALTH key (src/health.rs).
+fn health(ctx: &redis_module::Context, args: &crate::api::args::Args) -> redis_module::RedisResult {
+    crate::health::command::<redbloom_core::counting::CountingChain>(
+        ctx,
+        args,
+        <redbloom_core::counting::CountingChain as crate::bf::BloomKind>::data_types(),
+    )
 }

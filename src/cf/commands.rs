@@ -20,6 +20,7 @@ const INSERT_ARGS: &str = "key:key [CAPACITY capacity:integer] [NOCREATE] ITEMS 
 /// Every CF.* command.
 pub fn commands() -> Vec<Command> {
     vec![
+        crate::command_table::health_command("cf.health", command_entry!(health), ACL_CATEGORY),
         Command {
             name: "cf.reserve",
             handler: command_entry!(handlers::reserve),
@@ -201,4 +202,13 @@ pub fn commands() -> Vec<Command> {
             since: "1.0.0",
         },
     ]
+}
+
+/// CF.HEALTH key (src/health.rs).
+fn health(ctx: &redis_module::Context, args: &crate::api::args::Args) -> redis_module::RedisResult {
+    crate::health::command::<redbloom_core::cuckoo::CuckooFilter>(
+        ctx,
+        args,
+        &[&crate::types::CUCKOO_TYPE],
+    )
 }

@@ -10,6 +10,7 @@ use crate::command_table::{ITEMS_COMPLEXITY, KEY, WRITE_MAY_ALLOCATE};
 /// Every CMS.* command.
 pub fn commands() -> Vec<Command> {
     vec![
+        crate::command_table::health_command("cms.health", command_entry!(health), ACL_CATEGORY),
         Command {
             name: "cms.initbydim",
             handler: command_entry!(handlers::init),
@@ -83,4 +84,13 @@ pub fn commands() -> Vec<Command> {
             since: "2.0.0",
         },
     ]
+}
+
+/// CMS.HEALTH key (src/health.rs).
+fn health(ctx: &redis_module::Context, args: &crate::api::args::Args) -> redis_module::RedisResult {
+    crate::health::command::<redbloom_core::cms::CountMinSketch>(
+        ctx,
+        args,
+        &[&crate::types::CMS_TYPE],
+    )
 }

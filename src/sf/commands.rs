@@ -14,6 +14,7 @@ const SIZE_COMPLEXITY: &str = "O(n), where n is the size of the filter";
 /// Every SF.* command.
 pub fn commands() -> Vec<Command> {
     vec![
+        crate::command_table::health_command("sf.health", command_entry!(health), ACL_CATEGORY),
         Command {
             name: "sf.build",
             handler: command_entry!(handlers::build),
@@ -112,4 +113,13 @@ pub fn commands() -> Vec<Command> {
             since: "1.0.0",
         },
     ]
+}
+
+/// SF.HEALTH key (src/health.rs).
+fn health(ctx: &redis_module::Context, args: &crate::api::args::Args) -> redis_module::RedisResult {
+    crate::health::command::<redbloom_core::static_filter::StaticFilter>(
+        ctx,
+        args,
+        &[&super::value::STATIC_TYPE],
+    )
 }

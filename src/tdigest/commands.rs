@@ -35,6 +35,11 @@ fn read(
 /// Every TDIGEST.* command.
 pub fn commands() -> Vec<Command> {
     vec![
+        crate::command_table::health_command(
+            "tdigest.health",
+            command_entry!(health),
+            ACL_CATEGORY,
+        ),
         Command {
             name: "tdigest.create",
             handler: command_entry!(handlers::create),
@@ -178,4 +183,13 @@ pub fn commands() -> Vec<Command> {
             )
         },
     ]
+}
+
+/// TDIGEST.HEALTH key (src/health.rs).
+fn health(ctx: &redis_module::Context, args: &crate::api::args::Args) -> redis_module::RedisResult {
+    crate::health::command::<redbloom_core::tdigest::TDigest>(
+        ctx,
+        args,
+        &[&crate::types::TDIGEST_TYPE],
+    )
 }

@@ -11,6 +11,7 @@ use crate::command_table::{ITEMS_COMPLEXITY, KEY, KEY_ITEMS, READ_ONLY, WRITE_MA
 /// Every TOPK.* command.
 pub fn commands() -> Vec<Command> {
     vec![
+        crate::command_table::health_command("topk.health", command_entry!(health), ACL_CATEGORY),
         Command {
             name: "topk.reserve",
             handler: command_entry!(handlers::reserve),
@@ -96,4 +97,9 @@ pub fn commands() -> Vec<Command> {
             since: "2.0.0",
         },
     ]
+}
+
+/// TOPK.HEALTH key (src/health.rs).
+fn health(ctx: &redis_module::Context, args: &crate::api::args::Args) -> redis_module::RedisResult {
+    crate::health::command::<redbloom_core::topk::TopK>(ctx, args, &[&crate::types::TOPK_TYPE])
 }

@@ -16,6 +16,7 @@ const MULTI_COMPLEXITY: &str =
 /// Every WBF.* command.
 pub fn commands() -> Vec<Command> {
     vec![
+        crate::command_table::health_command("wbf.health", command_entry!(health), ACL_CATEGORY),
         Command {
             name: "wbf.reserve",
             handler: command_entry!(handlers::reserve),
@@ -137,4 +138,13 @@ pub fn commands() -> Vec<Command> {
             since: "1.0.0",
         },
     ]
+}
+
+/// WBF.HEALTH key (src/health.rs).
+fn health(ctx: &redis_module::Context, args: &crate::api::args::Args) -> redis_module::RedisResult {
+    crate::health::command::<redbloom_core::window::WindowFilter>(
+        ctx,
+        args,
+        &[&crate::types::WINDOW_TYPE],
+    )
 }

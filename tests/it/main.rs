@@ -23,6 +23,7 @@ mod durability;
 mod effects;
 mod errors;
 mod fixtures_redisbloom;
+mod health;
 mod hostile_input;
 mod large_filters;
 mod merge;

@@ -398,7 +398,12 @@ mod tests {
         let mut a = vec![0u8; (m + 5) as usize];
         let mut b = vec![0u8; 3];
         let mut load = |iter, data: &[u8]| {
-            load_chunk_into([a.as_mut_slice(), b.as_mut_slice()].into_iter(), iter, data, |_, _| {})
+            load_chunk_into(
+                [a.as_mut_slice(), b.as_mut_slice()].into_iter(),
+                iter,
+                data,
+                |_, _| {},
+            )
         };
         assert_eq!(load(1 + m, &big[..m as usize]), Ok(()));
         assert_eq!(load(1 + m + 5, &[1; 5]), Ok(()));

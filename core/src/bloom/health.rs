@@ -108,7 +108,10 @@ mod tests {
         let mut chain = Chain::new(100, 0.01, 2, true, u64::MAX).unwrap();
         assert_eq!(chain.alerts(), 0);
         for i in 0..100u32 {
-            assert_eq!(chain.add(chain.hash(&i.to_le_bytes()), u64::MAX), AddOutcome::Added);
+            assert_eq!(
+                chain.add(chain.hash(&i.to_le_bytes()), u64::MAX),
+                AddOutcome::Added
+            );
         }
         assert_eq!(chain.alerts() & OVER_CAPACITY, 0);
         for i in 100..1600u32 {

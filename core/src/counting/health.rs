@@ -47,7 +47,11 @@ impl CountingChain {
 
     /// The health reply's figures.
     pub fn health(&self) -> Health {
-        let links: Vec<LinkFill> = self.links().iter().map(CountingLink::fill_figures).collect();
+        let links: Vec<LinkFill> = self
+            .links()
+            .iter()
+            .map(CountingLink::fill_figures)
+            .collect();
         chain_health(self.figures(), &links)
     }
 }

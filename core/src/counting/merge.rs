@@ -105,7 +105,13 @@ fn merge_link(holders: &[&CountingLink], op: MergeOp) -> Result<CountingLink, Me
         }
     };
     Ok(CountingLink::from_parts(
-        (first.entries, first.error, first.bpe, first.hashes, first.bits),
+        (
+            first.entries,
+            first.error,
+            first.bpe,
+            first.hashes,
+            first.bits,
+        ),
         items,
         counters,
     ))

@@ -105,11 +105,17 @@ mod tests {
         let mut filter = CuckooFilter::new(params, u64::MAX).unwrap();
         assert_eq!(filter.alerts(32), 0);
         let health = filter.health(32);
-        assert_eq!(health.get(label::SUB_FILTER_LOAD), Some(&Value::Doubles(vec![0.0])));
+        assert_eq!(
+            health.get(label::SUB_FILTER_LOAD),
+            Some(&Value::Doubles(vec![0.0]))
+        );
         assert_eq!(health.get(label::NEXT_ADD_FAILS), Some(&Value::Double(0.0)));
         let mut added = 0u64;
         for i in 0..200u32 {
-            if filter.insert(&CuckooHash::new(&i.to_le_bytes()), u64::MAX).is_ok() {
+            if filter
+                .insert(&CuckooHash::new(&i.to_le_bytes()), u64::MAX)
+                .is_ok()
+            {
                 added += 1;
             }
         }

@@ -36,8 +36,8 @@
 
 mod compact;
 pub mod dump;
-mod health;
 pub mod filter;
+mod health;
 mod insert;
 mod merge;
 pub mod rdb;

@@ -17,8 +17,8 @@
 //!
 //! The queries are in `query.rs`, the RDB layout in [`rdb`].
 
-mod query;
 mod health;
+mod query;
 pub mod rdb;
 #[cfg(test)]
 mod tests;

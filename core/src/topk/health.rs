@@ -8,7 +8,10 @@ impl TopK {
     /// The health reply's figures (no alert applies).
     pub fn health(&self) -> Health {
         let fields = vec![
-            (label::ITEMS, Value::Integer(i64::from(self.listed_entries()))),
+            (
+                label::ITEMS,
+                Value::Integer(i64::from(self.listed_entries())),
+            ),
             ("k", Value::Integer(i64::from(self.k()))),
             ("width", Value::Integer(i64::from(self.width()))),
             ("depth", Value::Integer(i64::from(self.depth()))),

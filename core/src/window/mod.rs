@@ -42,8 +42,8 @@
 //! ```
 
 pub mod dump;
-mod health;
 pub mod filter;
+mod health;
 pub mod rdb;
 mod relocate;
 pub mod shape;

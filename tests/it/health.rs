@@ -1,0 +1,185 @@
+//! Filter health (issue 46): the `*.HEALTH` replies, the INFO alert counts kept through
+//! writes, DEL, UNLINK, RENAME, MOVE, SWAPDB, COPY, RESTORE, expiry, FLUSHALL and reloads,
+//! the running fill counts after RDB reload and DUMP/RESTORE, and the crossing events.
+
+use crate::support::{call, info_field, wait_until, RawConnection, Reply, Server};
+
+fn alert(conn: &mut RawConnection, name: &str) -> i64 {
+    info_field(conn, "bf", &format!("bf_health_{name}"))
+        .parse()
+        .unwrap()
+}
+
+/// The health reply (RESP2: label, value, ...) as (label, reply) pairs.
+fn health(conn: &mut RawConnection, command: &str) -> Vec<(String, Reply)> {
+    call(conn, command)
+        .array()
+        .chunks(2)
+        .map(|pair| (pair[0].text(), pair[1].clone()))
+        .collect()
+}
+
+fn field(reply: &[(String, Reply)], label: &str) -> Reply {
+    reply
+        .iter()
+        .find(|(l, _)| l == label)
+        .unwrap_or_else(|| panic!("no {label} in {reply:?}"))
+        .1
+        .clone()
+}
+
+fn number(reply: &Reply) -> f64 {
+    match reply {
+        Reply::Int(n) => *n as f64,
+        other => other.text().parse().unwrap(),
+    }
+}
+
+fn fill_past_capacity(conn: &mut RawConnection, key: &str, n: usize) {
+    let mut args = vec!["BF.MADD".to_string(), key.to_string()];
+    args.extend((0..n).map(|i| format!("item:{i}")));
+    conn.call(&args);
+}
+
+#[test]
+fn bf_health_reports_the_figures_and_counts_follow_the_key() {
+    let server = Server::start();
+    let mut conn = server.raw();
+    call(&mut conn, "BF.RESERVE a 0.01 100");
+    let reply = health(&mut conn, "BF.HEALTH a");
+    let labels: Vec<&str> = reply.iter().map(|(l, _)| l.as_str()).collect();
+    assert_eq!(
+        labels,
+        [
+            "estimated_fp_rate",
+            "target_fp_rate",
+            "items",
+            "capacity",
+            "fill",
+            "links",
+            "link_fill",
+            "link_fp_rate",
+            "alerts"
+        ]
+    );
+    assert_eq!(number(&field(&reply, "estimated_fp_rate")), 0.0);
+    assert_eq!(number(&field(&reply, "target_fp_rate")), 0.01);
+    assert_eq!(field(&reply, "capacity"), Reply::Int(100));
+    assert_eq!(field(&reply, "alerts"), Reply::Int(0));
+    assert_eq!(alert(&mut conn, "over_capacity"), 0);
+    assert_eq!(alert(&mut conn, "last_crossing"), 0);
+
+    fill_past_capacity(&mut conn, "a", 1000);
+    let reply = health(&mut conn, "BF.HEALTH a");
+    assert_eq!(field(&reply, "items"), call(&mut conn, "BF.CARD a"));
+    assert_eq!(field(&reply, "links"), Reply::Int(4));
+    assert_eq!(field(&reply, "alerts"), Reply::Int(2 | 4));
+    assert_eq!(alert(&mut conn, "over_capacity"), 1);
+    assert_eq!(alert(&mut conn, "long_chains"), 1);
+    assert!(alert(&mut conn, "last_crossing") > 1_700_000_000);
+
+    // The kept counts survive a reload and a DUMP/RESTORE: the same reply.
+    call(&mut conn, "DEBUG RELOAD");
+    assert_eq!(health(&mut conn, "BF.HEALTH a"), reply);
+    assert_eq!(alert(&mut conn, "over_capacity"), 1);
+    let dump = conn.call(&["DUMP", "a"]).bytes();
+    conn.call(&[b"RESTORE".as_slice(), b"b", b"0", &dump]);
+    assert_eq!(health(&mut conn, "BF.HEALTH b"), reply);
+    assert_eq!(alert(&mut conn, "over_capacity"), 2);
+    call(&mut conn, "COPY b c");
+    assert_eq!(alert(&mut conn, "over_capacity"), 3);
+    call(&mut conn, "RENAME c d");
+    assert_eq!(alert(&mut conn, "over_capacity"), 3);
+    call(&mut conn, "MOVE d 1");
+    call(&mut conn, "SWAPDB 0 1");
+    assert_eq!(alert(&mut conn, "over_capacity"), 3);
+    call(&mut conn, "SWAPDB 0 1");
+    call(&mut conn, "DEL b");
+    assert_eq!(alert(&mut conn, "over_capacity"), 2);
+    call(&mut conn, "UNLINK a");
+    wait_until("the lazy free", || alert(&mut conn, "over_capacity") == 1);
+    call(&mut conn, "SELECT 1");
+    call(&mut conn, "PEXPIRE d 1");
+    wait_until("the expiry", || {
+        call(&mut conn, "EXISTS d") == Reply::Int(0) && alert(&mut conn, "over_capacity") == 0
+    });
+    call(&mut conn, "SELECT 0");
+    fill_past_capacity(&mut conn, "e", 1000);
+    assert_eq!(alert(&mut conn, "long_chains"), 1);
+    call(&mut conn, "FLUSHALL");
+    assert_eq!(alert(&mut conn, "long_chains"), 0);
+    assert_eq!(
+        call(&mut conn, "BF.HEALTH missing").error(),
+        "ERR not found"
+    );
+    assert_eq!(
+        call(&mut conn, "BF.HEALTH").error(),
+        "ERR wrong number of arguments for 'bf.health' command"
+    );
+}
+
+#[test]
+fn a_union_of_full_filters_crosses_its_rate_and_fires_the_events_once() {
+    let server = Server::start();
+    let mut conn = server.raw();
+    call(&mut conn, "CONFIG SET notify-keyspace-events Ed");
+    let mut events = server.raw();
+    events.call(&["SUBSCRIBE", "__keyevent@0__:health.over_fp_rate"]);
+    for key in ["x", "y"] {
+        call(&mut conn, &format!("BF.RESERVE {key} 0.01 1000 NONSCALING"));
+    }
+    let mut x = vec!["BF.MADD".to_string(), "x".to_string()];
+    // 90 % of the capacity: under the rate asked (a full filter's estimate sits at it).
+    x.extend((0..900).map(|i| format!("x{i}")));
+    conn.call(&x);
+    let mut y = vec!["BF.MADD".to_string(), "y".to_string()];
+    y.extend((0..900).map(|i| format!("y{i}")));
+    conn.call(&y);
+    assert_eq!(alert(&mut conn, "over_fp_rate"), 0);
+    call(&mut conn, "BF.MERGE x 2 x y OVERRIDE");
+    assert_eq!(alert(&mut conn, "over_fp_rate"), 1);
+    let reply = health(&mut conn, "BF.HEALTH x");
+    assert!(
+        number(&field(&reply, "estimated_fp_rate")) > 0.1,
+        "{reply:?}"
+    );
+    // One event, at the crossing.
+    let event = events.read_reply().array();
+    assert_eq!(event[2].text(), "x");
+}
+
+#[test]
+fn cbf_saturation_and_cf_sub_filters_are_counted() {
+    let server = Server::start();
+    let mut conn = server.raw();
+    call(&mut conn, "CBF.RESERVE c 0.01 100");
+    for _ in 0..14 {
+        call(&mut conn, "CBF.ADD c same");
+    }
+    assert_eq!(alert(&mut conn, "cbf_saturated"), 0);
+    call(&mut conn, "CBF.ADD c same");
+    assert_eq!(alert(&mut conn, "cbf_saturated"), 1);
+    let reply = health(&mut conn, "CBF.HEALTH c");
+    assert!(field(&reply, "saturated_counters").int() > 0);
+
+    call(&mut conn, "CF.RESERVE f 4 BUCKETSIZE 1 EXPANSION 1");
+    for i in 0..64 {
+        call(&mut conn, &format!("CF.ADD f i{i}"));
+    }
+    let reply = health(&mut conn, "CF.HEALTH f");
+    assert_eq!(field(&reply, "max_sub_filters"), Reply::Int(32));
+    let links = field(&reply, "links").int();
+    assert!(links >= 4, "{reply:?}");
+    assert_eq!(field(&reply, "sub_filter_load").array().len() as i64, links);
+    assert_eq!(alert(&mut conn, "long_chains"), 1);
+    assert_eq!(alert(&mut conn, "over_capacity"), 1);
+
+    call(&mut conn, "CMS.INITBYDIM m 200 3");
+    call(&mut conn, "CMS.INCRBY m a 1000");
+    let reply = health(&mut conn, "CMS.HEALTH m");
+    assert_eq!(field(&reply, "error_bound"), Reply::Int(10));
+    assert_eq!(
+        call(&mut conn, "CF.HEALTH c").error(),
+        "WRONGTYPE Operation against a key holding the wrong kind of value"
+    );
+}
