@@ -22,7 +22,6 @@ const MADD_SUMMARY: &str =
 /// Every BF.* command.
 pub fn commands() -> Vec<Command> {
     vec![
-        crate::command_table::health_command("bf.health", command_entry!(health), ACL_CATEGORY),
         Command {
             name: "bf.reserve",
             handler: command_entry!(handlers::reserve::<Chain>),
@@ -180,6 +179,7 @@ pub fn commands() -> Vec<Command> {
             args: MERGE_ARGS,
             since: "1.0.0",
         },
+        crate::command_table::health_command("bf.health", command_entry!(health), ACL_CATEGORY),
     ]
 }
 

@@ -22,7 +22,6 @@ const MADD_SUMMARY: &str =
 /// Every CBF.* command.
 pub fn commands() -> Vec<Command> {
     vec![
-        crate::command_table::health_command("cbf.health", command_entry!(health), ACL_CATEGORY),
         Command {
             name: "cbf.reserve",
             handler: command_entry!(bf::reserve::<CountingChain>),
@@ -191,6 +190,7 @@ pub fn commands() -> Vec<Command> {
             args: MERGE_ARGS,
             since: "1.0.0",
         },
+        crate::command_table::health_command("cbf.health", command_entry!(health), ACL_CATEGORY),
     ]
 }
 

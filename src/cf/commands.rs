@@ -20,7 +20,6 @@ const INSERT_ARGS: &str = "key:key [CAPACITY capacity:integer] [NOCREATE] ITEMS 
 /// Every CF.* command.
 pub fn commands() -> Vec<Command> {
     vec![
-        crate::command_table::health_command("cf.health", command_entry!(health), ACL_CATEGORY),
         Command {
             name: "cf.reserve",
             handler: command_entry!(handlers::reserve),
@@ -201,6 +200,7 @@ pub fn commands() -> Vec<Command> {
             args: "destkey:key numkeys:integer key:key... [OVERRIDE]",
             since: "1.0.0",
         },
+        crate::command_table::health_command("cf.health", command_entry!(health), ACL_CATEGORY),
     ]
 }
 

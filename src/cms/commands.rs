@@ -10,7 +10,6 @@ use crate::command_table::{ITEMS_COMPLEXITY, KEY, WRITE_MAY_ALLOCATE};
 /// Every CMS.* command.
 pub fn commands() -> Vec<Command> {
     vec![
-        crate::command_table::health_command("cms.health", command_entry!(health), ACL_CATEGORY),
         Command {
             name: "cms.initbydim",
             handler: command_entry!(handlers::init),
@@ -83,6 +82,7 @@ pub fn commands() -> Vec<Command> {
             args: KEY,
             since: "2.0.0",
         },
+        crate::command_table::health_command("cms.health", command_entry!(health), ACL_CATEGORY),
     ]
 }
 

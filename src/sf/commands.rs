@@ -14,7 +14,6 @@ const SIZE_COMPLEXITY: &str = "O(n), where n is the size of the filter";
 /// Every SF.* command.
 pub fn commands() -> Vec<Command> {
     vec![
-        crate::command_table::health_command("sf.health", command_entry!(health), ACL_CATEGORY),
         Command {
             name: "sf.build",
             handler: command_entry!(handlers::build),
@@ -112,6 +111,7 @@ pub fn commands() -> Vec<Command> {
             args: LOADCHUNK_ARGS,
             since: "1.0.0",
         },
+        crate::command_table::health_command("sf.health", command_entry!(health), ACL_CATEGORY),
     ]
 }
 

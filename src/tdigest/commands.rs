@@ -35,11 +35,6 @@ fn read(
 /// Every TDIGEST.* command.
 pub fn commands() -> Vec<Command> {
     vec![
-        crate::command_table::health_command(
-            "tdigest.health",
-            command_entry!(health),
-            ACL_CATEGORY,
-        ),
         Command {
             name: "tdigest.create",
             handler: command_entry!(handlers::create),
@@ -182,6 +177,11 @@ pub fn commands() -> Vec<Command> {
                 KEY,
             )
         },
+        crate::command_table::health_command(
+            "tdigest.health",
+            command_entry!(health),
+            ACL_CATEGORY,
+        ),
     ]
 }
 

@@ -11,7 +11,6 @@ use crate::command_table::{ITEMS_COMPLEXITY, KEY, KEY_ITEMS, READ_ONLY, WRITE_MA
 /// Every TOPK.* command.
 pub fn commands() -> Vec<Command> {
     vec![
-        crate::command_table::health_command("topk.health", command_entry!(health), ACL_CATEGORY),
         Command {
             name: "topk.reserve",
             handler: command_entry!(handlers::reserve),
@@ -96,6 +95,7 @@ pub fn commands() -> Vec<Command> {
             args: KEY,
             since: "2.0.0",
         },
+        crate::command_table::health_command("topk.health", command_entry!(health), ACL_CATEGORY),
     ]
 }
 

@@ -16,7 +16,6 @@ const MULTI_COMPLEXITY: &str =
 /// Every WBF.* command.
 pub fn commands() -> Vec<Command> {
     vec![
-        crate::command_table::health_command("wbf.health", command_entry!(health), ACL_CATEGORY),
         Command {
             name: "wbf.reserve",
             handler: command_entry!(handlers::reserve),
@@ -137,6 +136,7 @@ pub fn commands() -> Vec<Command> {
             args: "key:key milliseconds:integer subcommand:string argument:string...",
             since: "1.0.0",
         },
+        crate::command_table::health_command("wbf.health", command_entry!(health), ACL_CATEGORY),
     ]
 }
 
