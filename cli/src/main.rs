@@ -16,6 +16,7 @@ macro_rules! say {
 }
 
 mod connect;
+mod health_cmd;
 mod input;
 mod inspect_cmd;
 mod load_cmd;
@@ -67,6 +68,13 @@ enum Command {
         /// A bf, cf, cbf or static filter key, or a sharded filter's name.
         key: String,
     },
+    /// The filter keys at risk (over their asked FP rate or capacity, long chains, Cuckoo
+    /// filters near their sub-filter limit, saturated counters), worst first, with the
+    /// reservation to rebuild with; exit code 1 when any is over its asked rate.
+    Health {
+        /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db].
+        url: String,
+    },
     /// Writes KEY's SCANDUMP to FILE (a snapshot `check` answers from).
     Export {
         /// Any node of a cluster, or a single server: redis://[user:password@]host:port[/db].
@@ -117,6 +125,7 @@ fn run(command: Command, json: bool) -> redbloom_client::Result<()> {
         Command::Shard { command } => shard_cmd::run(command, json),
         Command::Load(args) => load_cmd::run(args, json),
         Command::Inspect { url, key } => inspect_cmd::run(&url, &key, json),
+        Command::Health { url } => health_cmd::run(&url, json),
         Command::Export { url, key, file } => snapshot_cmd::export(&url, &key, &file, json),
         Command::Check {
             snapshot,

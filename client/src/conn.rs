@@ -334,27 +334,35 @@ impl Conn {
     /// Every key matching `pattern` (SCAN MATCH) on the server, or on every master of a
     /// cluster (each asked over its own connection).
     pub fn scan_keys(&mut self, pattern: &str) -> Result<Vec<String>> {
-        fn scan(
-            conn: &mut impl ConnectionLike,
-            pattern: &str,
-            out: &mut Vec<String>,
-        ) -> redis::RedisResult<()> {
+        self.scan_keys_of(pattern, None)
+    }
+
+    /// [`Conn::scan_keys`] of the keys of one data type (SCAN ... TYPE `type_name`) when
+    /// `type_name` is given.
+    pub fn scan_keys_of(&mut self, pattern: &str, type_name: Option<&str>) -> Result<Vec<String>> {
+        let scan = |conn: &mut redis::Connection,
+                    pattern: &str,
+                    out: &mut Vec<String>|
+         -> redis::RedisResult<()> {
             let mut cursor = 0u64;
             loop {
-                let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
-                    .arg(cursor)
+                let mut cmd = redis::cmd("SCAN");
+                cmd.arg(cursor)
                     .arg("MATCH")
                     .arg(pattern)
                     .arg("COUNT")
-                    .arg(1000)
-                    .query(conn)?;
+                    .arg(1000);
+                if let Some(name) = type_name {
+                    cmd.arg("TYPE").arg(name);
+                }
+                let (next, keys): (u64, Vec<String>) = cmd.query(conn)?;
                 out.extend(keys);
                 if next == 0 {
                     return Ok(());
                 }
                 cursor = next;
             }
-        }
+        };
         let mut out = Vec::new();
         if !self.is_cluster() {
             let mut conn = connect_single(&self.info, self.timeout, self.tls_ca.as_deref())?;
