@@ -11,10 +11,10 @@ use crate::error::Result;
 use crate::family::{key_family, Family};
 use crate::shard::{info_pairs, Descriptor};
 use crate::snapshot::{download, Local};
-use redbloom_core::bloom::blocked::{BLOCK_BITS, BLOCK_BYTES};
 use redbloom_core::bloom::Chain;
 use redbloom_core::counting::CountingChain;
 use redbloom_core::cuckoo::CuckooFilter;
+use redbloom_core::health::{compound, LinkFill};
 use redbloom_core::static_filter::StaticFilter;
 
 /// One link or sub-filter.
@@ -84,32 +84,16 @@ pub struct Report {
     pub members: Vec<Report>,
 }
 
-fn ones(data: &[u8]) -> u64 {
-    data.iter().map(|b| u64::from(b.count_ones())).sum()
-}
-
-fn compound(links: &[LinkReport]) -> f64 {
-    1.0 - links.iter().map(|l| 1.0 - l.estimated_fp).product::<f64>()
-}
-
-/// A Bloom or counting link with `used` of its `bits` set (non-zero).
-fn bloom_like(
-    capacity: u64,
-    items: u64,
-    bits: u64,
-    hashes: u32,
-    used: u64,
-    error: f64,
-    memory: u64,
-) -> LinkReport {
-    let fill = used as f64 / bits as f64;
+/// A Bloom or counting link as the core's health reads it (its kept set-bit count, the
+/// rate that fill gives: `redbloom_core::health`, the figures `*.HEALTH` replies).
+fn bloom_like(capacity: u64, items: u64, fill: LinkFill, error: f64, memory: u64) -> LinkReport {
     LinkReport {
         capacity,
         items,
-        bits,
-        hashes: Some(hashes),
-        fill,
-        estimated_fp: fill.powi(hashes as i32),
+        bits: fill.bits,
+        hashes: Some(fill.hashes),
+        fill: fill.fill(),
+        estimated_fp: fill.fp(),
         target_fp: Some(error),
         memory,
     }
@@ -120,56 +104,10 @@ fn bloom_links(chain: &Chain) -> Vec<LinkReport> {
         .links()
         .iter()
         .map(|l| {
-            let mut link = bloom_like(
-                l.entries(),
-                l.items(),
-                l.bits(),
-                l.hashes(),
-                ones(l.data()),
-                l.error(),
-                l.bytes(),
-            );
-            if chain.is_blocked() {
-                link.estimated_fp = blocked_fp(l.data(), l.hashes());
-            }
-            link
-        })
-        .collect()
-}
-
-/// A blocked link's rate: an absent item falls in one 512-bit block (each as likely) and
-/// answers 1 when its k bits there are set, so the rate is the blocks' mean of
-/// (set bits / 512)^k — not the whole array's fill^k, which the blocks' uneven loads
-/// (Poisson) leave too low.
-fn blocked_fp(data: &[u8], hashes: u32) -> f64 {
-    let blocks = data.chunks(BLOCK_BYTES);
-    let count = blocks.len();
-    if count == 0 {
-        return 0.0;
-    }
-    let sum: f64 = blocks
-        .map(|b| (ones(b) as f64 / BLOCK_BITS as f64).powi(hashes as i32))
-        .sum();
-    sum / count as f64
-}
-
-fn counting_links(chain: &CountingChain) -> Vec<LinkReport> {
-    chain
-        .links()
-        .iter()
-        .map(|l| {
-            // Two 4-bit counters per byte.
-            let used = l
-                .counters()
-                .iter()
-                .map(|b| u64::from(b & 0x0f != 0) + u64::from(b >> 4 != 0))
-                .sum();
             bloom_like(
                 l.entries(),
                 l.items(),
-                l.bits(),
-                l.hashes(),
-                used,
+                l.fill_figures(),
                 l.error(),
                 l.bytes(),
             )
@@ -177,13 +115,20 @@ fn counting_links(chain: &CountingChain) -> Vec<LinkReport> {
         .collect()
 }
 
-/// The rate a chain was reserved for: a scaling chain's first link got half of it.
-fn chain_target(first_link_error: f64, scaling: bool) -> f64 {
-    if scaling {
-        first_link_error * 2.0
-    } else {
-        first_link_error
-    }
+fn counting_links(chain: &CountingChain) -> Vec<LinkReport> {
+    chain
+        .links()
+        .iter()
+        .map(|l| {
+            bloom_like(
+                l.entries(),
+                l.items(),
+                l.fill_figures(),
+                l.error(),
+                l.bytes(),
+            )
+        })
+        .collect()
 }
 
 fn cuckoo_links(filter: &CuckooFilter) -> Vec<LinkReport> {
@@ -202,7 +147,7 @@ fn cuckoo_links(filter: &CuckooFilter) -> Vec<LinkReport> {
                 bits: data.len() as u64 * 8,
                 hashes: None,
                 fill: load,
-                estimated_fp: 1.0 - (1.0 - 1.0 / 255.0f64).powf(2.0 * bucket as f64 * load),
+                estimated_fp: filter.sub_filter_fp(load),
                 target_fp: None,
                 memory: data.len() as u64,
             }
@@ -247,13 +192,13 @@ pub fn inspect_key(conn: &mut Conn, key: &str, family: Family) -> Result<Report>
             bloom_links(chain),
             chain.items(),
             chain.links()[0].entries(),
-            Some(chain_target(chain.links()[0].error(), chain.is_scaling())),
+            Some(chain.target_fp()),
         ),
         Local::Counting(chain) => (
             counting_links(chain),
             chain.items(),
             chain.links()[0].entries(),
-            Some(chain_target(chain.links()[0].error(), chain.is_scaling())),
+            Some(chain.target_fp()),
         ),
         Local::Cuckoo(filter) => {
             let links = cuckoo_links(filter);
@@ -278,7 +223,7 @@ pub fn inspect_key(conn: &mut Conn, key: &str, family: Family) -> Result<Report>
     };
     let estimated_fp = match &local {
         Local::Static(filter) => filter.guaranteed_error(),
-        _ => compound(&links),
+        _ => compound(links.iter().map(|l| l.estimated_fp)),
     };
     let mut warnings = Vec::new();
     if items > capacity && capacity > 0 {

@@ -24,7 +24,7 @@ impl CuckooFilter {
 
     /// The rate a sub-filter at `load` gives an absent item: 8-bit fingerprints (255
     /// non-zero values) compared in two buckets of the bucket size.
-    fn sub_filter_fp(&self, load: f64) -> f64 {
+    pub fn sub_filter_fp(&self, load: f64) -> f64 {
         1.0 - (1.0 - 1.0 / 255.0f64).powf(2.0 * f64::from(self.bucket_size) * load)
     }
 
