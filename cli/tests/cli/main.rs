@@ -8,6 +8,7 @@ mod cluster;
 mod common;
 mod conventions;
 mod docs;
+mod health;
 mod inspect;
 mod interrupt;
 mod load;
