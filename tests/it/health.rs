@@ -183,3 +183,52 @@ fn cbf_saturation_and_cf_sub_filters_are_counted() {
         "WRONGTYPE Operation against a key holding the wrong kind of value"
     );
 }
+
+/// All alert counts of a server's INFO.
+fn alerts(conn: &mut RawConnection) -> Vec<i64> {
+    [
+        "over_fp_rate",
+        "over_capacity",
+        "long_chains",
+        "cf_near_limit",
+        "cbf_saturated",
+    ]
+    .iter()
+    .map(|name| alert(conn, name))
+    .collect()
+}
+
+/// A replica applies the same writes (and loads the master's RDB at its first sync): it
+/// reports the same counts, and the same health per key.
+#[test]
+fn a_replica_reports_the_same_counts() {
+    let master = Server::start();
+    let mut conn = master.raw();
+    call(&mut conn, "BF.RESERVE before 0.01 10");
+    fill_past_capacity(&mut conn, "before", 100);
+    let replica = crate::support::start_replica(&master);
+    call(&mut conn, "BF.RESERVE after 0.01 10");
+    fill_past_capacity(&mut conn, "after", 100);
+    call(&mut conn, "CBF.RESERVE c 0.01 100");
+    for _ in 0..15 {
+        call(&mut conn, "CBF.ADD c same");
+    }
+    call(&mut conn, "CF.RESERVE f 4 BUCKETSIZE 1 EXPANSION 1");
+    for i in 0..64 {
+        call(&mut conn, &format!("CF.ADD f i{i}"));
+    }
+    crate::support::wait_for_replicas(&mut conn, 1);
+    let mut on_replica = replica.raw();
+    assert_eq!(alerts(&mut conn), [0, 3, 3, 0, 1]);
+    assert_eq!(alerts(&mut on_replica), alerts(&mut conn));
+    for command in ["BF.HEALTH before", "BF.HEALTH after", "CBF.HEALTH c", "CF.HEALTH f"] {
+        assert_eq!(
+            health(&mut on_replica, command),
+            health(&mut conn, command),
+            "{command}"
+        );
+    }
+    call(&mut conn, "DEL after");
+    crate::support::wait_for_replicas(&mut conn, 1);
+    assert_eq!(alerts(&mut on_replica), [0, 2, 2, 0, 1]);
+}
