@@ -19,7 +19,12 @@ fn fill(conn: &mut RawConnection, keys: usize) {
     let mut batch = Vec::new();
     for i in 0..keys {
         let key = format!("f:{i}");
-        batch.push(vec!["BF.RESERVE".to_string(), key.clone(), "0.01".into(), "2".into()]);
+        batch.push(vec![
+            "BF.RESERVE".to_string(),
+            key.clone(),
+            "0.01".into(),
+            "2".into(),
+        ]);
         if i % 2 == 0 {
             // Past its capacity of 2 (a second link).
             batch.push(vec![
@@ -79,5 +84,8 @@ fn main() {
     println!("INFO bf, 1 key:        {i1:.1} us (median of {ROUNDS})");
     println!("INFO bf, {keys} keys: {i_n:.1} us");
     println!("ratio {keys} keys / 1 key: {:.2}", i_n / i1);
-    println!("PING control: {p1:.1} us / {p_n:.1} us, ratio {:.2}", p_n / p1);
+    println!(
+        "PING control: {p1:.1} us / {p_n:.1} us, ratio {:.2}",
+        p_n / p1
+    );
 }

@@ -4,7 +4,8 @@
 //! flags the module's INFO counts are kept from. The module's `*.HEALTH` replies,
 //! `redbloom inspect` and `redbloom health` all read these, so they agree.
 
-/// The estimated false-positive rate is above the rate the filter was reserved for.
+/// The estimated false-positive rate is above the rate the filter was reserved for (by
+/// more than [`OVER_FP_FACTOR`]).
 pub const OVER_FP: u8 = 1;
 /// The filter holds more items than the capacity it was reserved for.
 pub const OVER_CAPACITY: u8 = 2;
@@ -182,9 +183,14 @@ pub fn rebuild_capacity(items: u64, capacity: u64) -> u64 {
     items.saturating_mul(2).max(capacity).max(1)
 }
 
-/// Whether `rate` is above `target` (a little slack for float noise at equality).
+/// A filter is over its rate when its estimate is more than this factor above the rate
+/// asked: a filter filled exactly to its capacity estimates about its rate, a little above
+/// or below by the chance of its hashes, and is not at fault.
+pub const OVER_FP_FACTOR: f64 = 1.1;
+
+/// Whether `rate` is over `target` (see [`OVER_FP_FACTOR`]).
 pub fn over(rate: f64, target: f64) -> bool {
-    rate > target * (1.0 + 1e-9)
+    rate > target * OVER_FP_FACTOR
 }
 
 /// One link of a Bloom-style chain as health reads it: its set bits (non-zero counters)

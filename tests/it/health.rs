@@ -221,7 +221,12 @@ fn a_replica_reports_the_same_counts() {
     let mut on_replica = replica.raw();
     assert_eq!(alerts(&mut conn), [0, 3, 3, 0, 1]);
     assert_eq!(alerts(&mut on_replica), alerts(&mut conn));
-    for command in ["BF.HEALTH before", "BF.HEALTH after", "CBF.HEALTH c", "CF.HEALTH f"] {
+    for command in [
+        "BF.HEALTH before",
+        "BF.HEALTH after",
+        "CBF.HEALTH c",
+        "CF.HEALTH f",
+    ] {
         assert_eq!(
             health(&mut on_replica, command),
             health(&mut conn, command),
