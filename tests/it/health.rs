@@ -297,3 +297,20 @@ fn kept_counts_equal_a_recount_after_loadchunk_merge_and_reload() {
     assert_eq!(after, before);
     assert_eq!(alerts(&mut conn), counts);
 }
+
+/// MIGRATE (what slot migration runs per key): RESTORE on the target counts the key there,
+/// the DEL on the source uncounts it.
+#[test]
+fn migrate_moves_the_counts() {
+    let (source, target) = (Server::start(), Server::start());
+    let mut from = source.raw();
+    let mut to = target.raw();
+    call(&mut from, "BF.RESERVE m 0.01 10");
+    fill_past_capacity(&mut from, "m", 100);
+    assert_eq!(alerts(&mut from), [0, 1, 1, 0, 0]);
+    let port = target.port.to_string();
+    let reply = from.call(&["MIGRATE", "127.0.0.1", &port, "m", "0", "5000"]);
+    assert_eq!(reply, Reply::Simple("OK".into()));
+    assert_eq!(alerts(&mut from), [0, 0, 0, 0, 0]);
+    assert_eq!(alerts(&mut to), [0, 1, 1, 0, 0]);
+}
