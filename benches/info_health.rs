@@ -77,8 +77,13 @@ fn main() {
             info_n.push(time(&mut b, &["INFO", "bf"]));
             info1.push(time(&mut a, &["INFO", "bf"]));
         }
-        ping1.push(time(&mut a, &["PING"]));
-        ping_n.push(time(&mut b, &["PING"]));
+        if round % 2 == 0 {
+            ping1.push(time(&mut a, &["PING"]));
+            ping_n.push(time(&mut b, &["PING"]));
+        } else {
+            ping_n.push(time(&mut b, &["PING"]));
+            ping1.push(time(&mut a, &["PING"]));
+        }
     }
     let (i1, i_n, p1, p_n) = (median(info1), median(info_n), median(ping1), median(ping_n));
     println!("INFO bf, 1 key:        {i1:.1} us (median of {ROUNDS})");

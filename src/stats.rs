@@ -80,6 +80,6 @@ pub fn tracked<T: ModuleValue, R>(value: &mut T, change: impl FnOnce(&mut T) -> 
     let alerts = value.alerts();
     let result = change(value);
     T::stats().changed(before, value.snapshot());
-    crate::health::changed(alerts, value.alerts());
+    crate::api::alerts::changed(alerts, value.alerts());
     result
 }

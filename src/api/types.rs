@@ -209,7 +209,7 @@ extern "C" fn rdb_load<T: ModuleValue>(io: *mut raw::RedisModuleIO, encver: c_in
     match loaded {
         Some(Some(value)) => {
             T::stats().created(value.snapshot());
-            crate::health::created(value.alerts());
+            super::alerts::created(value.alerts());
             Box::into_raw(Box::new(value)).cast()
         }
         _ => ptr::null_mut(),
@@ -244,7 +244,7 @@ extern "C" fn free<T: ModuleValue>(value: *mut c_void) {
     if !value.is_null() {
         let value = unsafe { Box::from_raw(value.cast::<T>()) };
         T::stats().freed(value.snapshot());
-        crate::health::freed(value.alerts());
+        super::alerts::freed(value.alerts());
     }
 }
 
@@ -271,7 +271,7 @@ extern "C" fn copy<T: ModuleValue>(
     match catch_panic("copy", || value.try_clone()) {
         Some(Some(copy)) => {
             T::stats().created(copy.snapshot());
-            crate::health::created(copy.alerts());
+            super::alerts::created(copy.alerts());
             Box::into_raw(Box::new(copy)).cast()
         }
         _ => ptr::null_mut(),
