@@ -45,48 +45,75 @@ impl AtRisk {
     }
 }
 
+/// The most keys at risk kept for the table (the worst; the rest are counted): memory
+/// stays bounded on any keyspace.
+const MAX_ROWS: usize = 10_000;
+
 /// Runs the scan; exits with 1 when any key is over its asked rate.
 pub fn run(url: &str, json: bool) -> Result<()> {
+    // One connection scans (page by page, on every master), the other asks each page's
+    // keys their health in one pipeline (routed by key in a cluster).
+    let mut scanner = connect::open(url)?;
     let mut conn = connect::open(url)?;
     let progress = std::io::stderr().is_terminal() && !json;
     let mut scanned = 0u64;
-    let mut at_risk = Vec::new();
+    let mut risky = 0u64;
+    let mut any_over = false;
+    let mut at_risk: Vec<AtRisk> = Vec::new();
     for (type_name, family) in TYPES {
-        for key in conn.scan_keys_of("*", Some(type_name))? {
-            scanned += 1;
-            if progress && scanned.is_multiple_of(1000) {
-                eprint!("\rredbloom health: {scanned} keys");
+        let command = format!("{family}.HEALTH");
+        scanner.scan_each("*", Some(type_name), &mut |keys| {
+            if keys.is_empty() {
+                return Ok(());
             }
-            let reply =
-                conn.query::<redis::Value>(redis::cmd(&format!("{family}.HEALTH")).arg(&key))?;
-            let pairs = info_pairs(&reply);
-            let get = |label: &str| {
-                pairs
-                    .iter()
-                    .find(|(l, _)| l == label)
-                    .map(|(_, v)| v.clone())
-            };
-            let number = |label: &str| get(label).and_then(|v| v.parse::<f64>().ok());
-            let alerts = number("alerts").unwrap_or(0.0) as u8;
-            if alerts == 0 {
-                continue;
+            let cmds: Vec<redis::Cmd> = keys
+                .iter()
+                .map(|key| {
+                    let mut cmd = redis::cmd(&command);
+                    cmd.arg(key);
+                    cmd
+                })
+                .collect();
+            let replies = conn.pipeline(&cmds)?;
+            for (key, reply) in keys.into_iter().zip(replies) {
+                scanned += 1;
+                let pairs = info_pairs(&reply);
+                let number = |label: &str| {
+                    pairs
+                        .iter()
+                        .find(|(l, _)| l == label)
+                        .and_then(|(_, v)| v.parse::<f64>().ok())
+                };
+                let alerts = number("alerts").unwrap_or(0.0) as u8;
+                if alerts == 0 {
+                    continue;
+                }
+                risky += 1;
+                any_over |= alerts & OVER_FP != 0;
+                at_risk.push(AtRisk {
+                    key,
+                    family,
+                    alerts,
+                    estimated: number("estimated_fp_rate"),
+                    target: number("target_fp_rate"),
+                    items: number("items").unwrap_or(0.0) as u64,
+                    capacity: number("capacity").unwrap_or(0.0) as u64,
+                });
+                if at_risk.len() >= 2 * MAX_ROWS {
+                    keep_worst(&mut at_risk);
+                }
             }
-            at_risk.push(AtRisk {
-                key,
-                family,
-                alerts,
-                estimated: number("estimated_fp_rate"),
-                target: number("target_fp_rate"),
-                items: number("items").unwrap_or(0.0) as u64,
-                capacity: number("capacity").unwrap_or(0.0) as u64,
-            });
-        }
+            if progress {
+                eprint!("\rredbloom health: {scanned} keys, {risky} at risk");
+            }
+            Ok(())
+        })?;
     }
     if progress {
-        eprintln!("\rredbloom health: {scanned} keys");
+        eprintln!();
     }
-    at_risk.sort_by(|a, b| b.ratio().total_cmp(&a.ratio()).then(a.key.cmp(&b.key)));
-    let over = at_risk.iter().any(|r| r.alerts & OVER_FP != 0);
+    keep_worst(&mut at_risk);
+    let over = any_over;
     if json {
         let rows: Vec<_> = at_risk
             .iter()
@@ -133,4 +160,10 @@ pub fn run(url: &str, json: bool) -> Result<()> {
         std::process::exit(1);
     }
     Ok(())
+}
+
+/// Sorts worst first (estimated FP over the rate asked, then key) and keeps [`MAX_ROWS`].
+fn keep_worst(rows: &mut Vec<AtRisk>) {
+    rows.sort_by(|a, b| b.ratio().total_cmp(&a.ratio()).then(a.key.cmp(&b.key)));
+    rows.truncate(MAX_ROWS);
 }
