@@ -128,10 +128,13 @@ pub fn run(url: &str, json: bool) -> Result<()> {
             .collect();
         say!(
             "{}",
-            json!({"scanned": scanned, "at_risk": rows, "over_target": over})
+            json!({"scanned": scanned, "at_risk_count": risky, "at_risk": rows, "over_target": over})
         );
     } else {
-        say!("{scanned} filter keys, {} at risk", at_risk.len());
+        say!("{scanned} filter keys, {risky} at risk");
+        if risky > at_risk.len() as u64 {
+            say!("(the worst {} listed)", at_risk.len());
+        }
         for r in &at_risk {
             let estimate = r.estimated.map_or("-".to_string(), |e| format!("{e:.6}"));
             let target = r.target.map_or("-".to_string(), |t| t.to_string());

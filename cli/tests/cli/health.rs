@@ -56,3 +56,27 @@ fn health_lists_the_keys_at_risk_and_fails_when_one_is_over_its_rate() {
     assert!(lines[1].ends_with(&tail), "{}", lines[1]);
     assert!(lines[2].starts_with("grown (bf): "), "{}", run.stdout);
 }
+
+/// On a cluster every master is scanned (replicas are not counted twice) and each key's
+/// HEALTH is routed to its master.
+#[test]
+fn health_scans_every_master_of_a_cluster() {
+    use redbloom_client::{redis, Conn};
+    let cluster = crate::common::Cluster::start_with(1);
+    let u = url(&cluster.nodes[0]);
+    let mut conn = Conn::open(&u).unwrap();
+    for i in 0..30 {
+        let key = format!("k{i}");
+        conn.query::<String>(redis::cmd("BF.RESERVE").arg(&key).arg(0.01).arg(10))
+            .unwrap();
+        if i % 3 == 0 {
+            let items: Vec<String> = (0..100).map(|j| format!("x{j}")).collect();
+            conn.query::<redis::Value>(redis::cmd("BF.MADD").arg(&key).arg(&items))
+                .unwrap();
+        }
+    }
+    let report: Value = serde_json::from_str(&ok(&["--json", "health", &u])).unwrap();
+    assert_eq!(report["scanned"], 30);
+    assert_eq!(report["at_risk_count"], 10);
+    assert_eq!(report["over_target"], false);
+}
