@@ -89,3 +89,29 @@ pub fn counts() -> ([i64; FLAGS], i64) {
     });
     (each, LAST_CROSSING.load(Ordering::Relaxed))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use redbloom_core::health::{LONG_CHAIN, SATURATED};
+
+    /// The only test touching the counts (they are the process's).
+    #[test]
+    fn counts_follow_create_change_and_free() {
+        let at = |flag: u8| ALERTS.iter().position(|(f, _)| *f == flag).unwrap();
+        let count = |flag: u8| counts().0[at(flag)];
+        created(0);
+        assert_eq!(counts(), ([0; FLAGS], 0));
+        created(OVER_CAPACITY | LONG_CHAIN);
+        created(OVER_CAPACITY);
+        assert_eq!((count(OVER_CAPACITY), count(LONG_CHAIN)), (2, 1));
+        assert!(counts().1 > 0);
+        changed(OVER_CAPACITY, OVER_CAPACITY | OVER_FP | SATURATED);
+        assert_eq!((count(OVER_FP), count(SATURATED)), (1, 1));
+        changed(OVER_CAPACITY | OVER_FP | SATURATED, 0);
+        assert_eq!(count(OVER_CAPACITY), 1);
+        assert_eq!((count(OVER_FP), count(SATURATED)), (0, 0));
+        freed(OVER_CAPACITY | LONG_CHAIN);
+        assert_eq!(counts().0, [0; FLAGS]);
+    }
+}
