@@ -235,11 +235,28 @@ pub struct ChainFigures {
 }
 
 /// A chain's alert flags, in O(links) without allocating (every write computes them).
-pub fn chain_alerts(figures: ChainFigures, links: impl ExactSizeIterator<Item = LinkFill>) -> u8 {
+pub fn chain_alerts(
+    figures: ChainFigures,
+    mut links: impl ExactSizeIterator<Item = LinkFill> + Clone,
+) -> u8 {
     let count = links.len();
-    let rate = compound(links.map(|l| l.fp()));
+    let over_fp = match (count, links.clone().next()) {
+        // A single blocked link (the usual BLOCKED filter): its rate grows with its set
+        // bits, so it is over exactly from a threshold of set bits, found once per shape
+        // (the rate costs k + 1 exponentials; a write would pay it twice).
+        (
+            1,
+            Some(
+                link @ LinkFill {
+                    block_bits: Some(block),
+                    ..
+                },
+            ),
+        ) => link.set >= blocked_threshold(link.bits, link.hashes, block, figures.target),
+        _ => over(compound(links.by_ref().map(|l| l.fp())), figures.target),
+    };
     let mut alerts = 0;
-    if over(rate, figures.target) {
+    if over_fp {
         alerts |= OVER_FP;
     }
     if figures.items > figures.capacity {
@@ -252,6 +269,47 @@ pub fn chain_alerts(figures: ChainFigures, links: impl ExactSizeIterator<Item = 
         alerts |= SATURATED;
     }
     alerts
+}
+
+/// The fewest set bits at which a blocked link of `bits` bits and `hashes` hashes is
+/// [`over`] `target` (`bits + 1`: never). A bisection over [`blocked_fp`], which grows
+/// with the set bits; remembered per shape (a few hundred shapes at most in practice; the
+/// memo is cleared past 4096).
+pub fn blocked_threshold(bits: u64, hashes: u32, block_bits: u64, target: f64) -> u64 {
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+    type Memo = HashMap<(u64, u32, u64, u64), u64>;
+    thread_local! {
+        static MEMO: RefCell<Memo> = RefCell::new(HashMap::new());
+    }
+    let shape = (bits, hashes, block_bits, target.to_bits());
+    if let Some(found) = MEMO.with(|m| m.borrow().get(&shape).copied()) {
+        return found;
+    }
+    let is_over = |set: u64| over(blocked_fp(set, bits, hashes, block_bits), target);
+    let threshold = if !is_over(bits) {
+        bits + 1
+    } else {
+        // is_over(hi) holds, is_over(lo) does not (lo = 0: a rate of 0).
+        let (mut lo, mut hi) = (0u64, bits);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if is_over(mid) {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        hi
+    };
+    MEMO.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() >= 4096 {
+            m.clear();
+        }
+        m.insert(shape, threshold);
+    });
+    threshold
 }
 
 /// A chain's health reply.
@@ -312,6 +370,17 @@ mod tests {
             set_bits(&[1, 2, 3, 0, 0, 0, 0, 0x80, 7, 1]),
             1 + 1 + 2 + 1 + 3 + 1
         );
+    }
+
+    #[test]
+    fn the_blocked_threshold_is_where_the_rate_crosses() {
+        let (bits, k) = (512 * 1000, 7);
+        let t = blocked_threshold(bits, k, 512, 0.01);
+        assert!(over(blocked_fp(t, bits, k, 512), 0.01));
+        assert!(!over(blocked_fp(t - 1, bits, k, 512), 0.01));
+        assert_eq!(blocked_threshold(bits, k, 512, 0.01), t);
+        // A rate of 1 is never exceeded.
+        assert_eq!(blocked_threshold(bits, k, 512, 1.0), bits + 1);
     }
 
     #[test]
