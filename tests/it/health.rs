@@ -124,7 +124,7 @@ fn a_union_of_full_filters_crosses_its_rate_and_fires_the_events_once() {
     let mut conn = server.raw();
     call(&mut conn, "CONFIG SET notify-keyspace-events Ed");
     let mut events = server.raw();
-    events.call(&["SUBSCRIBE", "__keyevent@0__:health.over_fp_rate"]);
+    events.call(&["PSUBSCRIBE", "__keyevent@0__:health.*"]);
     for key in ["x", "y"] {
         call(&mut conn, &format!("BF.RESERVE {key} 0.01 1000 NONSCALING"));
     }
@@ -143,9 +143,18 @@ fn a_union_of_full_filters_crosses_its_rate_and_fires_the_events_once() {
         number(&field(&reply, "estimated_fp_rate")) > 0.1,
         "{reply:?}"
     );
-    // One event, at the crossing.
-    let event = events.read_reply().array();
-    assert_eq!(event[2].text(), "x");
+    // One event per crossing: the rate and the capacity, for x.
+    for channel in ["over_fp_rate", "over_capacity"] {
+        let event = events.read_reply().array();
+        assert_eq!(
+            (event[2].text(), event[3].text()),
+            (format!("__keyevent@0__:health.{channel}"), "x".to_string())
+        );
+    }
+    // Still over after another write: no new event (the next message is the PONG).
+    call(&mut conn, "BF.ADD x another");
+    events.send(&["PING"]).unwrap();
+    assert_eq!(events.read_reply().array()[0].text(), "pong");
 }
 
 #[test]
