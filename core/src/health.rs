@@ -279,11 +279,20 @@ pub fn blocked_threshold(bits: u64, hashes: u32, block_bits: u64, target: f64) -
     use std::cell::RefCell;
     use std::collections::HashMap;
     type Memo = HashMap<(u64, u32, u64, u64), u64>;
+    type Shape = (u64, u32, u64, u64);
     thread_local! {
         static MEMO: RefCell<Memo> = RefCell::new(HashMap::new());
+        /// The last shape asked and its threshold: a write asks twice for the same.
+        static LAST: std::cell::Cell<Option<(Shape, u64)>> = const { std::cell::Cell::new(None) };
     }
     let shape = (bits, hashes, block_bits, target.to_bits());
+    if let Some((last, found)) = LAST.with(std::cell::Cell::get) {
+        if last == shape {
+            return found;
+        }
+    }
     if let Some(found) = MEMO.with(|m| m.borrow().get(&shape).copied()) {
+        LAST.with(|l| l.set(Some((shape, found))));
         return found;
     }
     let is_over = |set: u64| over(blocked_fp(set, bits, hashes, block_bits), target);
@@ -309,6 +318,7 @@ pub fn blocked_threshold(bits: u64, hashes: u32, block_bits: u64, target: f64) -
         }
         m.insert(shape, threshold);
     });
+    LAST.with(|l| l.set(Some((shape, threshold))));
     threshold
 }
 
