@@ -324,3 +324,25 @@ fn migrate_moves_the_counts() {
     assert_eq!(alerts(&mut from), [0, 0, 0, 0, 0]);
     assert_eq!(alerts(&mut to), [0, 1, 1, 0, 0]);
 }
+
+/// RESP3: a map of label → value, doubles as doubles, per-link figures as arrays, a
+/// figure that does not apply as null.
+#[test]
+fn resp3_gets_a_map() {
+    let server = Server::start();
+    let mut conn = server.raw3();
+    conn.call(&["BF.RESERVE", "b", "0.01", "100"]);
+    let reply = String::from_utf8(conn.call_raw(&["BF.HEALTH", "b"])).unwrap();
+    assert_eq!(
+        reply,
+        "%9\r\n+estimated_fp_rate\r\n,0\r\n+target_fp_rate\r\n,0.01\r\n+items\r\n:0\r\n\
+         +capacity\r\n:100\r\n+fill\r\n,0\r\n+links\r\n:1\r\n+link_fill\r\n*1\r\n,0\r\n\
+         +link_fp_rate\r\n*1\r\n,0\r\n+alerts\r\n:0\r\n"
+    );
+    conn.call(&["CF.RESERVE", "c", "100"]);
+    let reply = String::from_utf8(conn.call_raw(&["CF.HEALTH", "c"])).unwrap();
+    assert!(
+        reply.starts_with("%9\r\n+estimated_fp_rate\r\n,0\r\n+target_fp_rate\r\n_\r\n"),
+        "{reply}"
+    );
+}
