@@ -8,7 +8,7 @@ TARGET_DIR = $(eval TARGET_DIR := $(call target_dir_of,))$(TARGET_DIR)
 FUZZ_TARGET_DIR = $(eval FUZZ_TARGET_DIR := $(call target_dir_of,--manifest-path fuzz/Cargo.toml))$(FUZZ_TARGET_DIR)
 MODULE = $(TARGET_DIR)/release/libredbloom.so
 
-.PHONY: all deps test-deps build run test test-redis test-redis8 test-valkey test-valkey9 test-fuzz test-docker lint fmt bench bench-e2e bench-stall bench-load docker clean fuzz valgrind sizing-charts merge-chart
+.PHONY: all deps test-deps build run test test-redis test-redis8 test-valkey test-valkey9 test-fuzz test-docker lint fmt bench bench-e2e bench-stall bench-info bench-load docker clean fuzz valgrind sizing-charts merge-chart
 
 all: build
 
@@ -121,6 +121,11 @@ bench-e2e: build
 ## side, in interleaved rounds; STALL_ONLY=RESTORE (a substring of a workload's name) runs one.
 bench-stall: build
 	$(CARGO) bench --bench stall
+
+## INFO bf with 1M filter keys against 1 (the health counts are kept, never scanned);
+## INFO_KEYS tunes the count.
+bench-info: build
+	$(CARGO) bench --bench info_health
 
 ## `redbloom load` against pipelined BF.MADD (10M items), and a 12-member sharded filter on
 ## a 3-master cluster against one key (docs/benchmarks.md); LOAD_ITEMS, SHARD_ITEMS,

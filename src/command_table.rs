@@ -34,3 +34,23 @@ pub const ITEMS_COMPLEXITY: &str = "O(n) where n is the number of items";
 pub const MERGE_ARGS: &str = "destkey:key numkeys:integer key:key... [OVERRIDE] [INTERSECT]";
 pub const MERGE_COMPLEXITY: &str =
     "O(n * m), where n is the number of filters and m the size of a filter's arrays";
+
+/// The `FAMILY.HEALTH key` command every family has (src/health.rs): read-only, O(links).
+pub fn health_command(
+    name: &'static str,
+    handler: crate::api::commands::CommandFn,
+    acl_category: &'static str,
+) -> Command {
+    Command {
+        name,
+        handler,
+        flags: READ_ONLY,
+        arity: 2,
+        key: crate::api::commands::KeyAccess::Read,
+        acl_category,
+        summary: "Returns the health of a filter: its estimated false-positive rate against the rate asked, fill, links, items against capacity and alerts",
+        complexity: "O(n), where n is the number of sub-filters",
+        args: KEY,
+        since: "1.0.0",
+    }
+}

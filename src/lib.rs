@@ -21,6 +21,7 @@ pub mod command_table;
 mod command_table_tests;
 pub mod config;
 pub mod errors;
+pub mod health;
 #[cfg(test)]
 mod layout_tests;
 pub mod merge;

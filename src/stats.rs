@@ -61,7 +61,13 @@ pub fn info(ctx: &redis_module::InfoContext, sections: &[InfoSection]) {
             }
             builder = section.build_section()?;
         }
-        builder
+        let mut section = builder.add_section("health");
+        // Filters raising each alert, kept on every write (src/health.rs).
+        for (field, value) in crate::health::info_fields() {
+            section = section.field(&field, value)?;
+        }
+        section
+            .build_section()?
             // MODULE LIST shows the RedisBloom version redbloom answers like; its own is here.
             .add_section("defrag")
             .field(
@@ -82,7 +88,9 @@ pub fn info(ctx: &redis_module::InfoContext, sections: &[InfoSection]) {
 /// Runs a change to a filter and updates its type's INFO totals.
 pub fn tracked<T: ModuleValue, R>(value: &mut T, change: impl FnOnce(&mut T) -> R) -> R {
     let before = value.snapshot();
+    let alerts = value.alerts();
     let result = change(value);
     T::stats().changed(before, value.snapshot());
+    crate::api::alerts::changed(alerts, value.alerts());
     result
 }

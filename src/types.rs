@@ -11,6 +11,7 @@ use redbloom_core::counting::dump as counting_dump;
 use redbloom_core::counting::CountingChain;
 use redbloom_core::cuckoo::dump as cuckoo_dump;
 use redbloom_core::cuckoo::CuckooFilter;
+use redbloom_core::health::Health;
 use redbloom_core::memory::Relocator;
 use redbloom_core::rdb::{self, FieldWriter};
 use redbloom_core::tdigest::TDigest;
@@ -98,9 +99,22 @@ impl ModuleValue for BlockedChain {
         &BLOOM_STATS
     }
 
+    fn alerts(&self) -> u8 {
+        self.0.alerts()
+    }
+
+    fn health(&self) -> Health {
+        self.0.health()
+    }
+
     fn defrag(&mut self, from: u64, relocator: &mut impl Relocator) -> Option<u64> {
         Chain::relocate(&mut self.0, from, relocator)
     }
+}
+
+/// The server's sub-filter limit of a Cuckoo filter (`cf-max-expansions`).
+fn cf_limit() -> usize {
+    usize::try_from(crate::config::CF_MAX_EXPANSIONS.get()).unwrap_or(usize::MAX)
 }
 
 /// RedisBloom's Cuckoo filter type.
@@ -139,6 +153,14 @@ impl ModuleValue for Chain {
 
     fn stats() -> &'static TypeStats {
         &BLOOM_STATS
+    }
+
+    fn alerts(&self) -> u8 {
+        Chain::alerts(self)
+    }
+
+    fn health(&self) -> Health {
+        Chain::health(self)
     }
 
     fn defrag(&mut self, from: u64, relocator: &mut impl Relocator) -> Option<u64> {
@@ -183,6 +205,14 @@ impl ModuleValue for CuckooFilter {
 
     fn stats() -> &'static TypeStats {
         &CUCKOO_STATS
+    }
+
+    fn alerts(&self) -> u8 {
+        CuckooFilter::alerts(self, cf_limit())
+    }
+
+    fn health(&self) -> Health {
+        CuckooFilter::health(self, cf_limit())
     }
 
     fn defrag(&mut self, from: u64, relocator: &mut impl Relocator) -> Option<u64> {
@@ -237,6 +267,14 @@ impl ModuleValue for CountingChain {
         &COUNTING_STATS
     }
 
+    fn alerts(&self) -> u8 {
+        CountingChain::alerts(self)
+    }
+
+    fn health(&self) -> Health {
+        CountingChain::health(self)
+    }
+
     fn defrag(&mut self, from: u64, relocator: &mut impl Relocator) -> Option<u64> {
         CountingChain::relocate(self, from, relocator)
     }
@@ -287,6 +325,14 @@ impl ModuleValue for WindowFilter {
 
     fn stats() -> &'static TypeStats {
         &WINDOW_STATS
+    }
+
+    fn alerts(&self) -> u8 {
+        WindowFilter::alerts(self)
+    }
+
+    fn health(&self) -> Health {
+        WindowFilter::health(self)
     }
 
     fn defrag(&mut self, from: u64, relocator: &mut impl Relocator) -> Option<u64> {
@@ -344,6 +390,14 @@ impl ModuleValue for CountMinSketch {
     fn stats() -> &'static TypeStats {
         &CMS_STATS
     }
+
+    fn alerts(&self) -> u8 {
+        0
+    }
+
+    fn health(&self) -> Health {
+        CountMinSketch::health(self)
+    }
 }
 
 /// RedisBloom's Top-K type: same name and encoding (0), so RDB files and DUMP payloads
@@ -385,6 +439,14 @@ impl ModuleValue for TopK {
 
     fn stats() -> &'static TypeStats {
         &TOPK_STATS
+    }
+
+    fn alerts(&self) -> u8 {
+        0
+    }
+
+    fn health(&self) -> Health {
+        TopK::health(self)
     }
 
     /// The bucket array (the heap's items are small blocks the value's box defragments
@@ -438,6 +500,14 @@ impl ModuleValue for TDigest {
 
     fn stats() -> &'static TypeStats {
         &TDIGEST_STATS
+    }
+
+    fn alerts(&self) -> u8 {
+        0
+    }
+
+    fn health(&self) -> Health {
+        TDigest::health(self)
     }
 
     fn defrag(&mut self, _from: u64, relocator: &mut impl Relocator) -> Option<u64> {

@@ -16,6 +16,7 @@ macro_rules! say {
 }
 
 mod connect;
+mod health_cmd;
 mod input;
 mod inspect_cmd;
 mod load_cmd;
@@ -64,6 +65,15 @@ enum Command {
         _server: crate::connect::ServerArgs,
         /// A bf, cf, cbf or static filter key, or a sharded filter's name.
         key: String,
+    },
+    /// The filter keys at risk (over their asked FP rate or capacity, long chains, Cuckoo
+    /// filters near their sub-filter limit, saturated counters), worst first, with the
+    /// reservation to rebuild with; exit code 1 when any is over its asked rate.
+    Health {
+        #[arg(help = crate::connect::URL_HELP)]
+        url: String,
+        #[command(flatten)]
+        _server: crate::connect::ServerArgs,
     },
     /// Writes KEY's SCANDUMP to FILE (a snapshot `check` answers from).
     Export {
@@ -203,6 +213,7 @@ fn run(command: Command, json: bool) -> redbloom_client::Result<()> {
         Command::Shard { command } => shard_cmd::run(command, json),
         Command::Load(args) => load_cmd::run(args, json),
         Command::Inspect { url, key, .. } => inspect_cmd::run(&url, &key, json),
+        Command::Health { url, .. } => health_cmd::run(&url, json),
         Command::Export { url, key, file, .. } => snapshot_cmd::export(&url, &key, &file, json),
         Command::Check {
             snapshot,

@@ -354,32 +354,55 @@ impl Conn {
     /// Every key matching `pattern` (SCAN MATCH) on the server, or on every master of a
     /// cluster (each asked over its own connection).
     pub fn scan_keys(&mut self, pattern: &str) -> Result<Vec<String>> {
-        fn scan(
-            conn: &mut impl ConnectionLike,
-            pattern: &str,
-            out: &mut Vec<String>,
-        ) -> redis::RedisResult<()> {
+        self.scan_keys_of(pattern, None)
+    }
+
+    /// [`Conn::scan_keys`] of the keys of one data type (SCAN ... TYPE `type_name`) when
+    /// `type_name` is given.
+    pub fn scan_keys_of(&mut self, pattern: &str, type_name: Option<&str>) -> Result<Vec<String>> {
+        let mut out = Vec::new();
+        self.scan_each(pattern, type_name, &mut |keys| {
+            out.extend(keys);
+            Ok(())
+        })?;
+        if self.is_cluster() {
+            out.sort();
+            out.dedup();
+        }
+        Ok(out)
+    }
+
+    /// SCAN MATCH `pattern` (TYPE `type_name` when given) on the server, or on every master
+    /// of a cluster, each page of keys handed to `visit` as it arrives (memory: one page).
+    pub fn scan_each(
+        &mut self,
+        pattern: &str,
+        type_name: Option<&str>,
+        visit: &mut dyn FnMut(Vec<String>) -> Result<()>,
+    ) -> Result<()> {
+        let mut scan = |conn: &mut redis::Connection| -> Result<()> {
             let mut cursor = 0u64;
             loop {
-                let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
-                    .arg(cursor)
+                let mut cmd = redis::cmd("SCAN");
+                cmd.arg(cursor)
                     .arg("MATCH")
                     .arg(pattern)
                     .arg("COUNT")
-                    .arg(1000)
-                    .query(conn)?;
-                out.extend(keys);
+                    .arg(1000);
+                if let Some(name) = type_name {
+                    cmd.arg("TYPE").arg(name);
+                }
+                let (next, keys): (u64, Vec<String>) = cmd.query(conn)?;
+                visit(keys)?;
                 if next == 0 {
                     return Ok(());
                 }
                 cursor = next;
             }
-        }
-        let mut out = Vec::new();
+        };
         if !self.is_cluster() {
             let mut conn = connect_single(&self.info, self.timeout, self.tls_ca.as_deref())?;
-            scan(&mut conn, pattern, &mut out)?;
-            return Ok(out);
+            return scan(&mut conn);
         }
         let tls = matches!(self.info.addr(), redis::ConnectionAddr::TcpTls { .. });
         for node in self.nodes.clone() {
@@ -406,12 +429,10 @@ impl Conn {
                 .as_deref()
                 == Some("master")
             {
-                scan(&mut conn, pattern, &mut out)?;
+                scan(&mut conn)?;
             }
         }
-        out.sort();
-        out.dedup();
-        Ok(out)
+        Ok(())
     }
 
     /// `host:port` of the master serving `slot` (a single server: its URL's), for errors.

@@ -11,10 +11,11 @@ use crate::error::Result;
 use crate::family::{key_family, Family};
 use crate::shard::{info_pairs, Descriptor};
 use crate::snapshot::{scandump_each, Local};
-use redbloom_core::bloom::blocked::{BLOCK_BITS, BLOCK_BYTES};
+use redbloom_core::bloom::blocked::BLOCK_BITS;
 use redbloom_core::bloom::Chain;
 use redbloom_core::counting::CountingChain;
 use redbloom_core::cuckoo::CuckooFilter;
+use redbloom_core::health::{compound, set_bits, LinkFill};
 use redbloom_core::static_filter::StaticFilter;
 
 /// One link or sub-filter.
@@ -85,45 +86,28 @@ pub struct Report {
     pub members: Vec<Report>,
 }
 
-fn ones(data: &[u8]) -> u64 {
-    data.iter().map(|b| u64::from(b.count_ones())).sum()
-}
-
-fn compound(links: &[LinkReport]) -> f64 {
-    1.0 - links.iter().map(|l| 1.0 - l.estimated_fp).product::<f64>()
-}
-
-/// A Bloom or counting link with `used` of its `bits` set (non-zero).
-fn bloom_like(
-    capacity: u64,
-    items: u64,
-    bits: u64,
-    hashes: u32,
-    used: u64,
-    error: f64,
-    memory: u64,
-) -> LinkReport {
-    let fill = used as f64 / bits as f64;
+/// A Bloom or counting link as the core's health reads it (its set bits, the rate that
+/// fill gives: `redbloom_core::health`, the figures `*.HEALTH` replies), its set bits
+/// counted here from the link's SCANDUMP chunks.
+fn bloom_like(capacity: u64, items: u64, fill: LinkFill, error: f64, memory: u64) -> LinkReport {
     LinkReport {
         capacity,
         items,
-        bits,
-        hashes: Some(hashes),
-        fill,
-        estimated_fp: fill.powi(hashes as i32),
+        bits: fill.bits,
+        hashes: Some(fill.hashes),
+        fill: fill.fill(),
+        estimated_fp: fill.fp(),
         target_fp: Some(error),
         memory,
     }
 }
 
 /// What a filter's data hold, counted a chunk at a time as SCANDUMP returns them: per
-/// link (sub-filter) the set bits (non-zero counters, used slots) and, for a blocked
-/// chain, the sum over its blocks of (set bits / 512)^hashes.
+/// link (sub-filter) the set bits (non-zero counters, used slots).
 struct Counts {
     /// Each array's size in bytes, in SCANDUMP order.
     sizes: Vec<u64>,
     used: Vec<u64>,
-    block_rates: Vec<f64>,
 }
 
 impl Counts {
@@ -140,7 +124,6 @@ impl Counts {
         };
         Counts {
             used: vec![0; sizes.len()],
-            block_rates: vec![0.0; sizes.len()],
             sizes,
         }
     }
@@ -171,18 +154,8 @@ impl Counts {
                     .map(|b| u64::from(b & 0x0f != 0) + u64::from(b >> 4 != 0))
                     .sum(),
                 Local::Cuckoo(_) => here.iter().filter(|&&b| b != 0).count() as u64,
-                _ => ones(here),
+                _ => set_bits(here),
             };
-            if let Local::Bloom(chain) = local {
-                if chain.is_blocked() {
-                    let hashes = chain.links()[i].hashes() as i32;
-                    // Chunks start at a link's start or 16 MiB into it: whole blocks.
-                    self.block_rates[i] += here
-                        .chunks(BLOCK_BYTES)
-                        .map(|b| (ones(b) as f64 / BLOCK_BITS as f64).powi(hashes))
-                        .sum::<f64>();
-                }
-            }
             rest = after;
             offset = 0;
         }
@@ -195,28 +168,13 @@ fn bloom_links(chain: &Chain, counts: &Counts) -> Vec<LinkReport> {
         .iter()
         .enumerate()
         .map(|(i, l)| {
-            let mut link = bloom_like(
-                l.entries(),
-                l.items(),
-                l.bits(),
-                l.hashes(),
-                counts.used[i],
-                l.error(),
-                l.bytes(),
-            );
-            if chain.is_blocked() {
-                // An absent item falls in one 512-bit block (each as likely) and answers 1
-                // when its k bits there are set: the blocks' mean of (set bits / 512)^k —
-                // not the whole array's fill^k, which the blocks' uneven loads (Poisson)
-                // leave too low.
-                let blocks = l.bytes().div_ceil(BLOCK_BYTES as u64);
-                link.estimated_fp = if blocks == 0 {
-                    0.0
-                } else {
-                    counts.block_rates[i] / blocks as f64
-                };
-            }
-            link
+            let fill = LinkFill {
+                set: counts.used[i],
+                bits: l.bits(),
+                hashes: l.hashes(),
+                block_bits: chain.is_blocked().then_some(BLOCK_BITS),
+            };
+            bloom_like(l.entries(), l.items(), fill, l.error(), l.bytes())
         })
         .collect()
 }
@@ -227,26 +185,15 @@ fn counting_links(chain: &CountingChain, counts: &Counts) -> Vec<LinkReport> {
         .iter()
         .enumerate()
         .map(|(i, l)| {
-            bloom_like(
-                l.entries(),
-                l.items(),
-                l.bits(),
-                l.hashes(),
-                counts.used[i],
-                l.error(),
-                l.bytes(),
-            )
+            let fill = LinkFill {
+                set: counts.used[i],
+                bits: l.bits(),
+                hashes: l.hashes(),
+                block_bits: None,
+            };
+            bloom_like(l.entries(), l.items(), fill, l.error(), l.bytes())
         })
         .collect()
-}
-
-/// The rate a chain was reserved for: a scaling chain's first link got half of it.
-fn chain_target(first_link_error: f64, scaling: bool) -> f64 {
-    if scaling {
-        first_link_error * 2.0
-    } else {
-        first_link_error
-    }
 }
 
 fn cuckoo_links(filter: &CuckooFilter, counts: &Counts) -> Vec<LinkReport> {
@@ -266,7 +213,7 @@ fn cuckoo_links(filter: &CuckooFilter, counts: &Counts) -> Vec<LinkReport> {
                 bits: bytes * 8,
                 hashes: None,
                 fill: load,
-                estimated_fp: 1.0 - (1.0 - 1.0 / 255.0f64).powf(2.0 * bucket as f64 * load),
+                estimated_fp: filter.sub_filter_fp(load),
                 target_fp: None,
                 memory: bytes,
             }
@@ -339,13 +286,13 @@ pub fn inspect_key(conn: &mut Conn, key: &str, family: Family) -> Result<Report>
             bloom_links(chain, &counts),
             chain.items(),
             chain.links()[0].entries(),
-            Some(chain_target(chain.links()[0].error(), chain.is_scaling())),
+            Some(chain.target_fp()),
         ),
         Local::Counting(chain) => (
             counting_links(chain, &counts),
             chain.items(),
             chain.links()[0].entries(),
-            Some(chain_target(chain.links()[0].error(), chain.is_scaling())),
+            Some(chain.target_fp()),
         ),
         Local::Cuckoo(filter) => {
             let links = cuckoo_links(filter, &counts);
@@ -370,7 +317,7 @@ pub fn inspect_key(conn: &mut Conn, key: &str, family: Family) -> Result<Report>
     };
     let estimated_fp = match &local {
         Local::Static(filter) => filter.guaranteed_error(),
-        _ => compound(&links),
+        _ => compound(links.iter().map(|l| l.estimated_fp)),
     };
     let mut warnings = Vec::new();
     if items > capacity && capacity > 0 {

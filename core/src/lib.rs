@@ -75,6 +75,7 @@ pub mod cuckoo;
 mod dump_sweep_tests;
 pub mod fmt;
 pub mod hash;
+pub mod health;
 mod le_reader;
 pub mod limits;
 pub mod memory;

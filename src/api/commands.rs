@@ -50,6 +50,7 @@ unsafe fn run_command<H: Handles>(
     let status = catch_panic("a command", || {
         send_reply(&context, &args, (H::HANDLER)(&context, &args))
     });
+    super::events::publish_raised(&context, &args);
     // The log line says a command failed; no data was changed after the failure point.
     match status {
         Some(status) => status,

@@ -98,6 +98,44 @@ pub fn notify_event(ctx: &Context, event: &[u8], args: &Args, key: usize) {
     }
 }
 
+/// Keyspace events a write raised while it ran (bit `i`: [`RAISED_EVENTS`]`[i]`), published
+/// for the command's key (argument 1) when the command ends. Written and read on the main
+/// thread only.
+static RAISED: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// The events [`raise`] can ask for (class `d`): a filter crossed its asked false-positive
+/// rate, or its capacity.
+pub const RAISED_EVENTS: [&CStr; 2] = [c"health.over_fp_rate", c"health.over_capacity"];
+
+/// Asks for the events of `bits` (see [`RAISED_EVENTS`]) at the end of the command.
+pub fn raise(bits: u8) {
+    let pending = RAISED.load(Ordering::Relaxed);
+    RAISED.store(pending | bits, Ordering::Relaxed);
+}
+
+/// Publishes the events raised while the command ran (one relaxed load when none was).
+#[inline(always)]
+pub(super) fn publish_raised(ctx: &Context, args: &Args) {
+    let bits = RAISED.load(Ordering::Relaxed);
+    if bits != 0 {
+        publish(ctx, args, bits);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn publish(ctx: &Context, args: &Args, bits: u8) {
+    RAISED.store(0, Ordering::Relaxed);
+    if args.len() < 2 {
+        return;
+    }
+    for (i, event) in RAISED_EVENTS.iter().enumerate() {
+        if bits & (1 << i) != 0 {
+            notify_command(ctx, event, args);
+        }
+    }
+}
+
 /// What runs when a key may have changed: `Some(name)` for a keyspace event naming the
 /// key (in any database), `None` for a change of whole databases (FLUSHDB, FLUSHALL, a
 /// SWAPDB, a replica's or DEBUG RELOAD's emptying).

@@ -138,6 +138,7 @@ impl Key {
         if status == raw::REDISMODULE_OK as c_int {
             let value = unsafe { &mut *raw_value };
             T::stats().created(value.snapshot());
+            super::alerts::created(value.alerts());
             Ok(value)
         } else {
             drop(unsafe { Box::from_raw(raw_value) });

@@ -4,6 +4,7 @@
 //! crate but `errors` (the literal error strings), so every layer above can use it.
 #![allow(unsafe_code)]
 
+pub mod alerts;
 pub mod allocator;
 pub mod args;
 pub mod blocking;

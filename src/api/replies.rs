@@ -431,6 +431,41 @@ fn reply_labelled<L: Label>(
     Ok(RedisValue::NoReply)
 }
 
+/// Replies with a filter's health (the `*.HEALTH` commands): a RESP3 map of label →
+/// value, or the RESP2 flat array label, value, ...; a per-link figure is an array of
+/// doubles, a figure that does not apply is null.
+pub fn reply_health(ctx: &Context, health: &redbloom_core::health::Health) -> RedisResult {
+    use redbloom_core::health::Value;
+    let len = health.fields.len() as std::os::raw::c_long;
+    let protocol = Protocol::of(ctx);
+    unsafe {
+        match raw::RedisModule_ReplyWithMap {
+            Some(reply_map) if protocol.maps => reply_map(ctx.ctx, len),
+            _ => raw::RedisModule_ReplyWithArray.unwrap()(ctx.ctx, 2 * len),
+        };
+    }
+    for (label, value) in &health.fields {
+        put_simple_string(ctx, label);
+        match value {
+            Value::Integer(v) => put_integer(ctx, *v),
+            Value::Double(v) => put_double(ctx, *v),
+            Value::Doubles(values) => {
+                unsafe {
+                    raw::RedisModule_ReplyWithArray.unwrap()(
+                        ctx.ctx,
+                        values.len() as std::os::raw::c_long,
+                    )
+                };
+                values.iter().for_each(|&v| put_double(ctx, v));
+            }
+            Value::Null => unsafe {
+                raw::RedisModule_ReplyWithNull.unwrap()(ctx.ctx);
+            },
+        }
+    }
+    Ok(RedisValue::NoReply)
+}
+
 #[cfg(test)]
 mod tests {
     use super::fits_simple_string;

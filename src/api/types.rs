@@ -27,6 +27,11 @@ pub trait ModuleValue: Sized {
     fn snapshot(&self) -> Snapshot;
     /// Its type's INFO totals.
     fn stats() -> &'static TypeStats;
+    /// Its alert flags (`redbloom_core::health`), in O(links) without allocating: every
+    /// write compares them before and after for INFO's alert counts.
+    fn alerts(&self) -> u8;
+    /// Its health figures (the `*.HEALTH` reply).
+    fn health(&self) -> redbloom_core::health::Health;
     /// Offers the value's heap buffers to active defragmentation from cursor `from` (0:
     /// the start); returns the cursor to resume from when `relocator` asked to pause. By
     /// default nothing is offered (the value's box itself still is).
@@ -204,6 +209,7 @@ extern "C" fn rdb_load<T: ModuleValue>(io: *mut raw::RedisModuleIO, encver: c_in
     match loaded {
         Some(Some(value)) => {
             T::stats().created(value.snapshot());
+            super::alerts::created(value.alerts());
             Box::into_raw(Box::new(value)).cast()
         }
         _ => ptr::null_mut(),
@@ -238,6 +244,7 @@ extern "C" fn free<T: ModuleValue>(value: *mut c_void) {
     if !value.is_null() {
         let value = unsafe { Box::from_raw(value.cast::<T>()) };
         T::stats().freed(value.snapshot());
+        super::alerts::freed(value.alerts());
     }
 }
 
@@ -264,6 +271,7 @@ extern "C" fn copy<T: ModuleValue>(
     match catch_panic("copy", || value.try_clone()) {
         Some(Some(copy)) => {
             T::stats().created(copy.snapshot());
+            super::alerts::created(copy.alerts());
             Box::into_raw(Box::new(copy)).cast()
         }
         _ => ptr::null_mut(),

@@ -179,5 +179,11 @@ pub fn commands() -> Vec<Command> {
             args: MERGE_ARGS,
             since: "1.0.0",
         },
+        crate::command_table::health_command("bf.health", command_entry!(health), ACL_CATEGORY),
     ]
+}
+
+/// BF.HEALTH key (src/health.rs).
+fn health(ctx: &redis_module::Context, args: &crate::api::args::Args) -> redis_module::RedisResult {
+    crate::health::command::<Chain>(ctx, args, <Chain as crate::bf::BloomKind>::data_types())
 }

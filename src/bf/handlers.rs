@@ -362,8 +362,8 @@ pub fn loadchunk<F: BloomKind>(ctx: &Context, args: &Args) -> RedisResult {
         KeyState::Other => return Err(RedisError::WrongType),
         KeyState::Ours(filter) => {
             write.marked_if(filter.is_blocked());
-            filter
-                .load_dump_chunk(iter, data)
+            // Tracked: a chunk changes the fill, so the health alerts.
+            crate::stats::tracked(filter, |f| f.load_dump_chunk(iter, data))
                 .map_err(crate::scandump::chunk_error)?;
         }
     }

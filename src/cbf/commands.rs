@@ -190,5 +190,15 @@ pub fn commands() -> Vec<Command> {
             args: MERGE_ARGS,
             since: "1.0.0",
         },
+        crate::command_table::health_command("cbf.health", command_entry!(health), ACL_CATEGORY),
     ]
+}
+
+/// CBF.HEALTH key (src/health.rs).
+fn health(ctx: &redis_module::Context, args: &crate::api::args::Args) -> redis_module::RedisResult {
+    crate::health::command::<redbloom_core::counting::CountingChain>(
+        ctx,
+        args,
+        <redbloom_core::counting::CountingChain as crate::bf::BloomKind>::data_types(),
+    )
 }

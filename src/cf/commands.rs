@@ -200,5 +200,15 @@ pub fn commands() -> Vec<Command> {
             args: "destkey:key numkeys:integer key:key... [OVERRIDE]",
             since: "1.0.0",
         },
+        crate::command_table::health_command("cf.health", command_entry!(health), ACL_CATEGORY),
     ]
+}
+
+/// CF.HEALTH key (src/health.rs).
+fn health(ctx: &redis_module::Context, args: &crate::api::args::Args) -> redis_module::RedisResult {
+    crate::health::command::<redbloom_core::cuckoo::CuckooFilter>(
+        ctx,
+        args,
+        &[&crate::types::CUCKOO_TYPE],
+    )
 }

@@ -442,7 +442,7 @@ pub fn loadchunk(ctx: &Context, args: &Args) -> RedisResult {
         key.set(&CUCKOO_TYPE, Box::new(filter))?;
     } else {
         let filter = existing::<CuckooFilter>(&key, &CUCKOO_TYPE)?;
-        cuckoo_dump::load_chunk(filter, iter, data)
+        tracked(filter, |f| cuckoo_dump::load_chunk(f, iter, data))
             .map_err(|_| error(errors::COULD_NOT_LOAD_CHUNK))?;
     }
     write.as_received();

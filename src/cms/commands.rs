@@ -83,5 +83,15 @@ pub fn commands() -> Vec<Command> {
             args: KEY,
             since: "2.0.0",
         },
+        crate::command_table::health_command("cms.health", command_entry!(health), ACL_CATEGORY),
     ]
+}
+
+/// CMS.HEALTH key (src/health.rs).
+fn health(ctx: &redis_module::Context, args: &crate::api::args::Args) -> redis_module::RedisResult {
+    crate::health::command::<redbloom_core::cms::CountMinSketch>(
+        ctx,
+        args,
+        &[&crate::types::CMS_TYPE],
+    )
 }

@@ -111,5 +111,15 @@ pub fn commands() -> Vec<Command> {
             args: LOADCHUNK_ARGS,
             since: "1.0.0",
         },
+        crate::command_table::health_command("sf.health", command_entry!(health), ACL_CATEGORY),
     ]
+}
+
+/// SF.HEALTH key (src/health.rs).
+fn health(ctx: &redis_module::Context, args: &crate::api::args::Args) -> redis_module::RedisResult {
+    crate::health::command::<redbloom_core::static_filter::StaticFilter>(
+        ctx,
+        args,
+        &[&super::value::STATIC_TYPE],
+    )
 }

@@ -57,6 +57,14 @@ impl ModuleValue for StaticFilter {
         &STATIC_STATS
     }
 
+    fn alerts(&self) -> u8 {
+        StaticFilter::alerts(self)
+    }
+
+    fn health(&self) -> redbloom_core::health::Health {
+        StaticFilter::health(self)
+    }
+
     fn defrag(&mut self, from: u64, relocator: &mut impl Relocator) -> Option<u64> {
         StaticFilter::relocate(self, from, relocator)
     }

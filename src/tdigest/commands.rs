@@ -177,5 +177,19 @@ pub fn commands() -> Vec<Command> {
                 KEY,
             )
         },
+        crate::command_table::health_command(
+            "tdigest.health",
+            command_entry!(health),
+            ACL_CATEGORY,
+        ),
     ]
+}
+
+/// TDIGEST.HEALTH key (src/health.rs).
+fn health(ctx: &redis_module::Context, args: &crate::api::args::Args) -> redis_module::RedisResult {
+    crate::health::command::<redbloom_core::tdigest::TDigest>(
+        ctx,
+        args,
+        &[&crate::types::TDIGEST_TYPE],
+    )
 }

@@ -95,5 +95,11 @@ pub fn commands() -> Vec<Command> {
             args: KEY,
             since: "2.0.0",
         },
+        crate::command_table::health_command("topk.health", command_entry!(health), ACL_CATEGORY),
     ]
+}
+
+/// TOPK.HEALTH key (src/health.rs).
+fn health(ctx: &redis_module::Context, args: &crate::api::args::Args) -> redis_module::RedisResult {
+    crate::health::command::<redbloom_core::topk::TopK>(ctx, args, &[&crate::types::TOPK_TYPE])
 }

@@ -136,5 +136,15 @@ pub fn commands() -> Vec<Command> {
             args: "key:key milliseconds:integer subcommand:string argument:string...",
             since: "1.0.0",
         },
+        crate::command_table::health_command("wbf.health", command_entry!(health), ACL_CATEGORY),
     ]
+}
+
+/// WBF.HEALTH key (src/health.rs).
+fn health(ctx: &redis_module::Context, args: &crate::api::args::Args) -> redis_module::RedisResult {
+    crate::health::command::<redbloom_core::window::WindowFilter>(
+        ctx,
+        args,
+        &[&crate::types::WINDOW_TYPE],
+    )
 }

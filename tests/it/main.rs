@@ -24,6 +24,7 @@ mod effects;
 mod errors;
 mod fixtures_redisbloom;
 mod header_sweep;
+mod health;
 mod hostile_input;
 mod large_filters;
 mod merge;

@@ -9,6 +9,7 @@ mod common;
 mod conventions;
 mod docs;
 mod habits;
+mod health;
 mod input_habits;
 mod inspect;
 mod interrupt;

@@ -118,6 +118,9 @@ impl Chain {
                 .collect()
         });
         link.data = data;
+        // The threads set bits in ranges of their own; one sequential count after them
+        // costs less than a shared tally would.
+        link.recount();
         let added: u64 = (0..words)
             .map(|w| u64::from(found_clear.iter().fold(0, |or, f| or | f[w]).count_ones()))
             .sum();

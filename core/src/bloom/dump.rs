@@ -136,11 +136,17 @@ pub fn chunk(chain: &Chain, iter: i64) -> Option<(i64, &[u8])> {
 /// LOADCHUNK of a data chunk: `iter` is the iterator SCANDUMP returned *after* this chunk,
 /// so the chunk starts at `iter − len`.
 pub fn load_chunk(chain: &mut Chain, iter: i64, data: &[u8]) -> Result<(), DumpError> {
+    let mut replaced = (0, 0);
     load_chunk_into(
         chain.links.iter_mut().map(|link| link.data.as_mut_slice()),
         iter,
         data,
-    )
+        |link, old| replaced = (link, crate::health::set_bits(old)),
+    )?;
+    // The link's set bits: those of the bytes replaced out, those of the chunk in.
+    let link = &mut chain.links[replaced.0];
+    link.ones = link.ones - replaced.1 + crate::health::set_bits(data);
+    Ok(())
 }
 
 /// [`chunk`] over any sequence of arrays (the counting filter's counters use it too).
@@ -161,11 +167,13 @@ pub(crate) fn chunk_of<'a>(
     None
 }
 
-/// [`load_chunk`] over any sequence of arrays.
+/// [`load_chunk`] over any sequence of arrays; `replacing` sees the index of the array
+/// written and the bytes the chunk replaces, before they are.
 pub(crate) fn load_chunk_into<'a>(
     arrays: impl Iterator<Item = &'a mut [u8]>,
     iter: i64,
     data: &[u8],
+    replacing: impl FnOnce(usize, &[u8]),
 ) -> Result<(), DumpError> {
     let len = data.len() as u64;
     let end = u64::try_from(iter)
@@ -173,13 +181,14 @@ pub(crate) fn load_chunk_into<'a>(
         .filter(|&end| end >= 1 && end >= len)
         .ok_or(DumpError::BadData)?;
     let mut offset = (end - len).checked_sub(1).ok_or(DumpError::NoLink)?;
-    for array in arrays {
+    for (index, array) in arrays.enumerate() {
         let size = array.len() as u64;
         if offset < size {
             if len > size - offset {
                 return Err(DumpError::TooBig);
             }
             let start = offset as usize;
+            replacing(index, &array[start..start + data.len()]);
             crate::copy_changed_pages(&mut array[start..start + data.len()], data);
             return Ok(());
         }
@@ -389,7 +398,12 @@ mod tests {
         let mut a = vec![0u8; (m + 5) as usize];
         let mut b = vec![0u8; 3];
         let mut load = |iter, data: &[u8]| {
-            load_chunk_into([a.as_mut_slice(), b.as_mut_slice()].into_iter(), iter, data)
+            load_chunk_into(
+                [a.as_mut_slice(), b.as_mut_slice()].into_iter(),
+                iter,
+                data,
+                |_, _| {},
+            )
         };
         assert_eq!(load(1 + m, &big[..m as usize]), Ok(()));
         assert_eq!(load(1 + m + 5, &[1; 5]), Ok(()));

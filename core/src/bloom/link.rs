@@ -68,6 +68,8 @@ pub struct Link {
     /// Items added to this link.
     pub(super) items: u64,
     pub(super) data: Vec<u8>,
+    /// Set bits of `data`, kept in step with every write (health: O(1) per link).
+    pub(super) ones: u64,
     /// The cache-local layout (from the chain's options; not stored per link).
     pub(super) blocked: bool,
     /// Derived from `bits` and `n2`; not stored anywhere.
@@ -97,6 +99,7 @@ impl Link {
             bits: shape.bits,
             n2: shape.n2,
             items,
+            ones: crate::health::set_bits(&data),
             data,
             blocked: shape.blocked,
             modulus: Modulus::of(shape.bits, shape.n2),
@@ -114,6 +117,7 @@ impl Link {
     pub(crate) fn with_data(&self, items: u64, data: Vec<u8>) -> Link {
         Link {
             items,
+            ones: crate::health::set_bits(&data),
             data,
             ..*self
         }
@@ -165,6 +169,17 @@ impl Link {
     #[inline]
     pub fn items(&self) -> u64 {
         self.items
+    }
+
+    /// Set bits of the bit array (kept on every write, not counted).
+    #[inline]
+    pub fn ones(&self) -> u64 {
+        self.ones
+    }
+
+    /// Counts the set bits again (after the array was written other than bit by bit).
+    pub(crate) fn recount(&mut self) {
+        self.ones = crate::health::set_bits(&self.data);
     }
 
     /// The bit array: bit `p` in byte `p / 8`, mask `1 << p % 8`.
@@ -273,6 +288,7 @@ impl Link {
         let mask = 1u8 << (pos & 7);
         let was_clear = *byte & mask == 0;
         *byte |= mask;
+        self.ones += u64::from(was_clear);
         was_clear
     }
 

@@ -19,6 +19,7 @@ pub mod blocked;
 mod bulk;
 pub mod chain;
 pub mod dump;
+mod health;
 pub mod link;
 mod merge;
 pub mod rdb;

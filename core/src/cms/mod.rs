@@ -21,6 +21,7 @@
 
 #[cfg(test)]
 mod cell_size_tests;
+pub mod health;
 pub mod rdb;
 #[cfg(test)]
 mod tests;

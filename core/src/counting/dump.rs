@@ -97,15 +97,11 @@ pub fn chain_from_header(data: &[u8], max_bytes: u64) -> Result<CountingChain, D
             .filter(|&u| u <= max_bytes)
             .ok_or(DumpError::BadData)?;
         let counters = crate::zeroed_bytes(bytes).map_err(|_| DumpError::BadData)?;
-        links.push(CountingLink {
-            entries,
-            error,
-            bpe,
-            hashes,
-            bits,
-            items: link_items,
+        links.push(CountingLink::from_parts(
+            (entries, error, bpe, hashes, bits),
+            link_items,
             counters,
-        });
+        ));
     }
     if items_in_links != items {
         return Err(DumpError::BadData);
@@ -131,6 +127,7 @@ pub fn chunk(chain: &CountingChain, iter: i64) -> Option<(i64, &[u8])> {
 /// `NoLink` when the start lies in no link, `TooBig` when the chunk would run past the end
 /// of its link.
 pub fn load_chunk(chain: &mut CountingChain, iter: i64, data: &[u8]) -> Result<(), DumpError> {
+    let mut replaced = (0, (0, 0));
     bloom_dump::load_chunk_into(
         chain
             .links
@@ -138,7 +135,14 @@ pub fn load_chunk(chain: &mut CountingChain, iter: i64, data: &[u8]) -> Result<(
             .map(|link| link.counters.as_mut_slice()),
         iter,
         data,
-    )
+        |link, old| replaced = (link, super::link::tally(old)),
+    )?;
+    // The link's counts: those of the counters replaced out, those of the chunk in.
+    let link = &mut chain.links[replaced.0];
+    let (nonzero, saturated) = super::link::tally(data);
+    link.nonzero = link.nonzero - replaced.1 .0 + nonzero;
+    link.saturated = link.saturated - replaced.1 .1 + saturated;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -20,6 +20,10 @@ pub struct CountingLink {
     pub(super) items: u64,
     /// Two 4-bit counters per byte.
     pub(super) counters: Vec<u8>,
+    /// Non-zero counters, kept in step with every write (health: O(1) per link).
+    pub(super) nonzero: u64,
+    /// Counters at [`COUNTER_MAX`], kept in step with every write.
+    pub(super) saturated: u64,
 }
 
 impl CountingLink {
@@ -39,6 +43,8 @@ impl CountingLink {
             bits: shape.bits,
             items: 0,
             counters,
+            nonzero: 0,
+            saturated: 0,
         })
     }
 
@@ -130,8 +136,11 @@ impl CountingLink {
             let pos = self.position(pair, i);
             let shift = (pos & 1) * 4;
             let byte = &mut self.counters[(pos >> 1) as usize];
-            if (*byte >> shift) & 0x0f < COUNTER_MAX {
+            let value = (*byte >> shift) & 0x0f;
+            if value < COUNTER_MAX {
                 *byte += 1 << shift;
+                self.nonzero += u64::from(value == 0);
+                self.saturated += u64::from(value + 1 == COUNTER_MAX);
             }
         }
     }
@@ -147,15 +156,47 @@ impl CountingLink {
             let value = (*byte >> shift) & 0x0f;
             if value != 0 && value != COUNTER_MAX {
                 *byte -= 1 << shift;
+                self.nonzero -= u64::from(value == 1);
             }
         }
     }
 
     /// Whether any counter is saturated (then counts may fall short of the truth).
     pub fn has_saturated_counter(&self) -> bool {
-        self.counters
-            .iter()
-            .any(|&b| b & 0x0f == COUNTER_MAX || b >> 4 == COUNTER_MAX)
+        self.saturated > 0
+    }
+
+    /// Non-zero counters (kept on every write, not counted).
+    #[inline]
+    pub fn nonzero(&self) -> u64 {
+        self.nonzero
+    }
+
+    /// Counters stuck at [`COUNTER_MAX`] (kept on every write, not counted).
+    #[inline]
+    pub fn saturated(&self) -> u64 {
+        self.saturated
+    }
+
+    /// A link of stored fields, its counts counted.
+    pub(super) fn from_parts(
+        shape: (u64, f64, f64, u32, u64),
+        items: u64,
+        counters: Vec<u8>,
+    ) -> Self {
+        let (entries, error, bpe, hashes, bits) = shape;
+        let (nonzero, saturated) = tally(&counters);
+        CountingLink {
+            entries,
+            error,
+            bpe,
+            hashes,
+            bits,
+            items,
+            counters,
+            nonzero,
+            saturated,
+        }
     }
 
     /// Whether link fields from outside (a dump header, an RDB file) describe exactly the
@@ -206,11 +247,25 @@ impl CountingLink {
             bits: self.bits,
             items: self.items,
             counters,
+            nonzero: self.nonzero,
+            saturated: self.saturated,
         })
     }
 }
 
 /// Bytes of a counter array for `bits` counters (two per byte), if `bits` is even.
+/// (non-zero counters, saturated counters) of a counter array: an O(counters) recount
+/// (loading, tests).
+pub fn tally(counters: &[u8]) -> (u64, u64) {
+    counters.iter().fold((0, 0), |(nonzero, saturated), &b| {
+        let (lo, hi) = (b & 0x0f, b >> 4);
+        (
+            nonzero + u64::from(lo != 0) + u64::from(hi != 0),
+            saturated + u64::from(lo == COUNTER_MAX) + u64::from(hi == COUNTER_MAX),
+        )
+    })
+}
+
 #[inline]
 pub fn counter_bytes(bits: u64) -> Option<u64> {
     bits.is_multiple_of(2).then_some(bits / 2)

@@ -104,15 +104,17 @@ fn merge_link(holders: &[&CountingLink], op: MergeOp) -> Result<CountingLink, Me
             (sum_nibbles(&counters) / per_item).min(smallest)
         }
     };
-    Ok(CountingLink {
-        entries: first.entries,
-        error: first.error,
-        bpe: first.bpe,
-        hashes: first.hashes,
-        bits: first.bits,
+    Ok(CountingLink::from_parts(
+        (
+            first.entries,
+            first.error,
+            first.bpe,
+            first.hashes,
+            first.bits,
+        ),
         items,
         counters,
-    })
+    ))
 }
 
 #[cfg(test)]

@@ -33,6 +33,7 @@
 
 pub mod chain;
 pub mod dump;
+mod health;
 pub mod link;
 mod merge;
 pub mod rdb;

@@ -61,15 +61,11 @@ pub fn load_counting(input: &mut impl FieldReader, encver: i32) -> Option<Counti
         }
         items_in_links = items_in_links.checked_add(link_items)?;
         links.try_reserve(1).ok()?;
-        links.push(CountingLink {
-            entries,
-            error,
-            bpe,
-            hashes,
-            bits,
-            items: link_items,
+        links.push(CountingLink::from_parts(
+            (entries, error, bpe, hashes, bits),
+            link_items,
             counters,
-        });
+        ));
     }
     (items_in_links == items).then_some(CountingChain {
         items,

@@ -37,6 +37,7 @@
 mod compact;
 pub mod dump;
 pub mod filter;
+mod health;
 mod insert;
 mod merge;
 pub mod rdb;

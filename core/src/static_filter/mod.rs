@@ -30,6 +30,7 @@
 
 pub mod build;
 pub mod dump;
+mod health;
 pub mod rdb;
 #[cfg(test)]
 mod tests;

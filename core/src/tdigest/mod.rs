@@ -17,6 +17,7 @@
 //!
 //! The queries are in `query.rs`, the RDB layout in [`rdb`].
 
+mod health;
 mod query;
 pub mod rdb;
 #[cfg(test)]

@@ -29,6 +29,7 @@
 
 #[cfg(test)]
 mod decay_tests;
+mod health;
 pub mod rdb;
 #[cfg(test)]
 mod tests;

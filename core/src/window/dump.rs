@@ -104,5 +104,10 @@ pub fn chunk(filter: &WindowFilter, iter: i64) -> Option<(i64, &[u8])> {
 /// `NoLink` when the start lies outside the array, `TooBig` when the chunk would run past
 /// its end.
 pub fn load_chunk(filter: &mut WindowFilter, iter: i64, data: &[u8]) -> Result<(), DumpError> {
-    bloom_dump::load_chunk_into(std::iter::once(filter.bits.as_mut_slice()), iter, data)
+    bloom_dump::load_chunk_into(
+        std::iter::once(filter.bits.as_mut_slice()),
+        iter,
+        data,
+        |_, _| {},
+    )
 }

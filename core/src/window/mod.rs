@@ -43,6 +43,7 @@
 
 pub mod dump;
 pub mod filter;
+mod health;
 pub mod rdb;
 mod relocate;
 pub mod shape;
