@@ -80,3 +80,76 @@ fn health_scans_every_master_of_a_cluster() {
     assert_eq!(report["at_risk_count"], 10);
     assert_eq!(report["over_target"], false);
 }
+
+/// A sharded filter's members are one row under its name: the members' items together,
+/// their mean estimate, the descriptor's rate and capacity, and `shard create` to rebuild.
+#[test]
+fn health_reports_a_sharded_filter_as_one() {
+    let server = Server::start();
+    let u = url(&server);
+    ok(&[
+        "shard",
+        "create",
+        &u,
+        "users",
+        "--shards",
+        "2",
+        "--error-rate",
+        "0.01",
+        "--capacity",
+        "100",
+    ]);
+    let dir = crate::support::TempDir::new("health-sharded");
+    let items = dir.0.join("items");
+    crate::common::write_items(&items, (0..1000).map(|i| format!("user:{i}")));
+    ok(&[
+        "shard",
+        "add",
+        &u,
+        "users",
+        "--file",
+        items.to_str().unwrap(),
+    ]);
+    let report: Value = serde_json::from_str(&ok(&["--json", "health", &u])).unwrap();
+    assert_eq!(report["scanned"], 2, "{report}");
+    assert_eq!(report["at_risk_count"], 1, "{report}");
+    let row = &report["at_risk"][0];
+    assert_eq!(row["key"], "users");
+    assert_eq!(row["type"], "sharded-bf");
+    // The members' BF.CARD together (an item that was a false positive is not counted).
+    let mut conn = server.raw();
+    let members = conn.call(&["HGETALL", "users"]).array();
+    let held: i64 = members
+        .chunks(2)
+        .filter(|pair| pair[0].text().starts_with("member:"))
+        .map(|pair| conn.call(&["BF.CARD", &pair[1].text()]).int())
+        .sum();
+    assert!((990..=1000).contains(&held), "{held}");
+    assert_eq!(row["items"], held);
+    assert_eq!(row["capacity"], 100);
+    assert_eq!(row["target_fp"], 0.01);
+    assert_eq!(row["rebuild_capacity"], 2 * held);
+    let text = ok(&["health", &u]);
+    assert!(
+        text.contains("users (sharded-bf): ")
+            && text.ends_with(
+                &format!("rebuild: redbloom shard create URL users --shards 2 --type bf --error-rate 0.01 --capacity {}\n", 2 * held)
+            ),
+        "{text}"
+    );
+    // A key that only looks like a member (no descriptor names it) is a key of its own.
+    conn.call(&["BF.RESERVE", "{s0.0}:ghost", "0.01", "10"]);
+    madd(&mut conn, "{s0.0}:ghost", "g", 100);
+    let report: Value = serde_json::from_str(&ok(&["--json", "health", &u])).unwrap();
+    assert_eq!(report["at_risk_count"], 2, "{report}");
+    let keys: Vec<&str> = report["at_risk"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["key"].as_str().unwrap())
+        .collect();
+    assert!(
+        keys.contains(&"{s0.0}:ghost") && keys.contains(&"users"),
+        "{keys:?}"
+    );
+}
