@@ -177,12 +177,14 @@ pub(crate) fn wait_for_state(conn: &mut RawConnection, state: &str) {
     });
 }
 
-/// The module's INFO counts (section `bf_filters`), zeros included.
+/// The module's INFO counts (sections `bf_filters` and `bf_health`), zeros included.
 pub(crate) fn module_counts(conn: &mut RawConnection) -> Vec<(String, String)> {
-    conn.call(&["INFO", "bf_filters"])
-        .text()
-        .lines()
+    let text =
+        conn.call(&["INFO", "bf_filters"]).text() + &conn.call(&["INFO", "bf_health"]).text();
+    text.lines()
         .filter_map(|line| line.split_once(':'))
+        // The health alert counts follow the keys too; the time of the last crossing does not.
+        .filter(|(name, _)| *name != "bf_health_last_crossing")
         .map(|(name, value)| (name.to_string(), value.trim().to_string()))
         .collect()
 }
