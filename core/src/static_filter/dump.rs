@@ -44,6 +44,15 @@ pub const HEADER_LEN: usize = 52;
 pub const RIBBON_MAGIC: &[u8; 4] = b"SF02";
 pub const RIBBON_HEADER_LEN: usize = 56;
 
+/// The length of the header that starts with `magic` (its first four bytes), if known.
+pub fn header_len(magic: &[u8]) -> Option<usize> {
+    match magic.get(..4)? {
+        m if m == MAGIC => Some(HEADER_LEN),
+        m if m == RIBBON_MAGIC => Some(RIBBON_HEADER_LEN),
+        _ => None,
+    }
+}
+
 /// The header SCANDUMP returns for iterator 0.
 pub fn header(filter: &StaticFilter) -> Vec<u8> {
     let mut out = Vec::with_capacity(RIBBON_HEADER_LEN);
