@@ -301,12 +301,12 @@ fn events_copy_scandump_and_ceiling() {
         "SF.INFO s SIZE",
         Reply::Array(Some(vec![Reply::Int(4256)])),
     );
-    // The ceiling (at least 1 MiB): 250k items at 29 and 30 columns.
+    // The ceiling (at least 1 MiB): 300k items at 29 and 30 columns.
     let bits = ribbon_bits_for(1e-9).unwrap();
-    let layout = Ribbon::for_items(250_000, 0, bits, 1e-9);
+    let layout = Ribbon::for_items(300_000, 0, bits, 1e-9);
     let size = 96 + layout.data_len(bits).unwrap() as i64;
     assert!(size > 1 << 20, "{size}");
-    assert_eq!(build(&mut conn, "big", "1e-9", "i", 250_000), ok());
+    assert_eq!(build(&mut conn, "big", "1e-9", "i", 300_000), ok());
     expect(
         &mut conn,
         "SF.INFO big SIZE",
@@ -322,7 +322,7 @@ fn events_copy_scandump_and_ceiling() {
         ok(),
     );
     assert_eq!(
-        build(&mut conn, "big2", "1e-9", "i", 250_000),
+        build(&mut conn, "big2", "1e-9", "i", 300_000),
         err(TOO_LARGE)
     );
     assert_eq!(
@@ -334,7 +334,7 @@ fn events_copy_scandump_and_ceiling() {
         &format!("CONFIG SET bf.max-filter-bytes {size}"),
         ok(),
     );
-    assert_eq!(build(&mut conn, "big2", "1e-9", "i", 250_000), ok());
+    assert_eq!(build(&mut conn, "big2", "1e-9", "i", 300_000), ok());
     assert_eq!(conn.call(&["DUMP", "big2"]), conn.call(&["DUMP", "big"]));
     // INFO totals.
     let info = call(&mut conn, "INFO bf").text();
