@@ -181,7 +181,10 @@ impl StaticFilter {
                     let mut hashes = [0u64; GROUP];
                     for (h, &key) in hashes.iter_mut().zip(group) {
                         *h = mix(key, self.seed);
-                        crate::memory::prefetch(&self.data, ribbon::first_byte(r, self.bits, *h));
+                        let (at, len) = ribbon::window_bytes(r, self.bits, *h);
+                        for line in (at..at + len).step_by(64) {
+                            crate::memory::prefetch(&self.data, line);
+                        }
                     }
                     for &h in &hashes[..group.len()] {
                         each(ribbon::contains(r, self.bits, &self.data, h));

@@ -163,38 +163,50 @@ pub(crate) fn mask(columns: u32) -> u32 {
 }
 
 #[inline]
-fn word(data: &[u8], index: u64) -> u128 {
-    let at = (index * 16) as usize;
+fn word(data: &[u8], index: usize) -> u128 {
+    let at = index * 16;
     u128::from_le_bytes(data[at..at + 16].try_into().expect("sixteen bytes"))
 }
 
-/// Whether the key hashed to `h` satisfies its equation in `data`.
+/// Whether the key hashed to `h` satisfies its equation in `data`. The row is split once
+/// into its part in the start block and its part in the next, so that each column costs
+/// two loads, two ANDs and a parity; the columns' parities are compared all at once (no
+/// branch per column).
 #[inline]
 pub(crate) fn contains(layout: &Ribbon, r: u32, data: &[u8], h: u64) -> bool {
     let e = equation(h, layout.starts());
     let (b, offset) = (e.start / COEFF_BITS, (e.start % COEFF_BITS) as u32);
     let columns = layout.columns(b, r);
-    let first = layout.base(b, r);
-    let next = layout.base(b + 1, r);
-    for j in 0..columns {
-        let low = word(data, first + u64::from(j));
-        let window = if offset == 0 {
-            low
-        } else {
-            (low >> offset) | (word(data, next + u64::from(j)) << (128 - offset))
-        };
-        if parity(window & e.coeff) != (e.fingerprint >> j) & 1 {
-            return false;
+    let first = layout.base(b, r) as usize;
+    // Block b's words, then block b + 1's (columns of the start block at most).
+    let here = e.coeff << offset;
+    let there = if offset == 0 {
+        0
+    } else {
+        e.coeff >> (128 - offset)
+    };
+    let next = first + columns as usize;
+    let width = if offset == 0 { 0 } else { columns as usize };
+    let window = &data[first * 16..(next + width) * 16];
+    let mut result = 0u32;
+    for j in 0..columns as usize {
+        let mut x = word(window, j) & here;
+        if offset != 0 {
+            x ^= word(window, columns as usize + j) & there;
         }
+        result |= parity(x) << j;
     }
-    true
+    result == e.fingerprint & mask(columns)
 }
 
-/// The byte offset of the key's first word, for prefetching.
+/// The bytes a lookup of the key reads (offset, length), for prefetching.
 #[inline]
-pub(crate) fn first_byte(layout: &Ribbon, r: u32, h: u64) -> usize {
+pub(crate) fn window_bytes(layout: &Ribbon, r: u32, h: u64) -> (usize, usize) {
     let e = equation(h, layout.starts());
-    (layout.base(e.start / COEFF_BITS, r) * 16) as usize
+    let b = e.start / COEFF_BITS;
+    let columns = layout.columns(b, r) as usize;
+    let blocks = if e.start % COEFF_BITS == 0 { 1 } else { 2 };
+    ((layout.base(b, r) * 16) as usize, blocks * columns * 16)
 }
 
 /// The solution of the sorted, distinct hashes' equations, or `None` when two are

@@ -24,8 +24,18 @@ fn fp_rate(f: &StaticFilter, n: u64) -> f64 {
 /// This thread's CPU time (user + system), from /proc (Linux; 0 elsewhere).
 fn thread_cpu_secs() -> f64 {
     let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
-    let fields: Vec<&str> = stat.rsplit(')').next().unwrap_or("").split_whitespace().collect();
-    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    let fields: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
     (ticks(11) + ticks(12)) / 100.0
 }
 
@@ -258,5 +268,27 @@ proptest! {
         let mut reversed = keys.clone();
         reversed.reverse();
         prop_assert_eq!(build(reversed, error, u64::MAX).unwrap(), f);
+    }
+}
+
+#[test]
+fn contains_each_answers_as_contains() {
+    // Large enough for the prefetching path (data over 1 MiB), and a small one.
+    for (n, error) in [(400_000u64, 1e-6), (1000, 0.01)] {
+        let f = built(n, error);
+        let keys: Vec<u64> = (0..20_000u64)
+            .map(|i| {
+                item_key(format!("{}{}", if i % 3 == 0 { "item:" } else { "x" }, i).as_bytes())
+            })
+            .collect();
+        let mut answers = Vec::new();
+        f.contains_each(&keys, |hit| answers.push(hit));
+        let one_by_one: Vec<bool> = keys.iter().map(|&k| f.contains(k)).collect();
+        assert_eq!(answers, one_by_one, "{n}");
+        for (i, &hit) in answers.iter().enumerate() {
+            if i % 3 == 0 && (i as u64) < n {
+                assert!(hit, "item:{i} of {n}");
+            }
+        }
     }
 }
