@@ -205,7 +205,11 @@ pub(crate) fn window_bytes(layout: &Ribbon, r: u32, h: u64) -> (usize, usize) {
     let e = equation(h, layout.starts());
     let b = e.start / COEFF_BITS;
     let columns = layout.columns(b, r) as usize;
-    let blocks = if e.start % COEFF_BITS == 0 { 1 } else { 2 };
+    let blocks = if e.start.is_multiple_of(COEFF_BITS) {
+        1
+    } else {
+        2
+    };
     ((layout.base(b, r) * 16) as usize, blocks * columns * 16)
 }
 

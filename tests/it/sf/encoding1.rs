@@ -19,6 +19,9 @@ const FILTERS: &[(&str, &str, &str, usize)] = &[
     ("sf4", "0.0001", "pair", 2),
 ];
 
+/// A SCANDUMP's (iterator, data) pairs.
+type Pieces = Vec<(i64, Option<Vec<u8>>)>;
+
 fn fixture_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sf-encoding-1")
 }
@@ -96,7 +99,7 @@ fn encoding1_dumps_and_chunks_load_and_answer_as_they_did() {
             Reply::ok()
         );
     }
-    let mut pieces: Vec<(String, Vec<(i64, Option<Vec<u8>>)>)> = Vec::new();
+    let mut pieces: Vec<(String, Pieces)> = Vec::new();
     for (line, data) in hex_lines("scandumps.txt") {
         let (key, iter) = line.split_once(':').unwrap();
         let piece = (iter.parse().unwrap(), Some(data));
