@@ -308,3 +308,10 @@ fn measure_fp_closely() {
         100.0 * f.guaranteed_error()
     );
 }
+
+proptest! {
+    #[test]
+    fn parity_is_the_count_of_ones_mod_2(x in any::<u128>()) {
+        prop_assert_eq!(ribbon::parity(x), x.count_ones() & 1);
+    }
+}
