@@ -103,7 +103,7 @@ fn duplicates_count_once_and_info_tells_the_shape() {
     expect(
         &mut conn,
         "SF.BUILD bad 0.01 ENCODING BLOOM ITEMS a",
-        err(redbloom::errors::SF_BAD_ENCODING),
+        err("ERR ENCODING must be RIBBON or FUSE"),
     );
     expect(
         &mut conn,
