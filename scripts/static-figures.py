@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The figures of docs/static.md: memory, false positives and server CPU per item of a
-static filter (SF) against BF, BF NONSCALING, CF and a plain SET, all holding the same
-N items ("user:<i>"), on one fresh server with the release module.
+static filter (SF: the ribbon, and encoding 1's binary fuse filter, `ENCODING FUSE`)
+against BF, BF NONSCALING, CF and a plain SET, all holding the same N items
+("user:<i>"), on one fresh server with the release module; then both SF encodings at
+0.001 and 0.0001.
 
     scripts/static-figures.py /path/to/libredbloom.so [N] [redis-server]
 
@@ -69,6 +71,8 @@ try:
     c.call("CONFIG", "SET", "bf.max-filter-bytes", str(1 << 40))
     c.call("SF.BUILD", "sf", "0.01", "ITEMS", *items)
     build_usec = usec(c, "sf.build")
+    c.call("SF.BUILD", "sffuse", "0.01", "ENCODING", "FUSE", "ITEMS", *items)
+    fuse_usec = usec(c, "sf.build") - build_usec
     c.call("BF.RESERVE", "bf", "0.01", n)
     c.call("BF.RESERVE", "bfns", "0.01", n, "NONSCALING")
     c.call("CF.RESERVE", "cf", n)
@@ -82,14 +86,15 @@ try:
             c.read()
     print("N = %d, error rate 0.01" % n)
     print("SF.BUILD: %.0f ms of server CPU, %.1f M items/s" % (build_usec / 1000, n / build_usec))
+    print("SF.BUILD ENCODING FUSE: %.0f ms of server CPU, %.1f M items/s" % (fuse_usec / 1000, n / fuse_usec))
     memory = []
-    for key, name in (("sf", "SF"), ("bf", "BF"), ("bfns", "BF NONSCALING"), ("cf", "CF"), ("set", "SET")):
+    for key, name in (("sf", "SF"), ("sffuse", "SF fuse (enc. 1)"), ("bf", "BF"), ("bfns", "BF NONSCALING"), ("cf", "CF"), ("set", "SET")):
         m = c.call("MEMORY", "USAGE", key, "SAMPLES", "0")
         memory.append((name, m, m * 8 / n))
         print("%-14s MEMORY USAGE %11d bytes  %6.2f bits/item" % (name, m, m * 8 / n))
     # False positives on N absent items, and server CPU per query item (batches of 100).
     queries = ["absent:%d" % i for i in range(n)]
-    for key, cmd, name in (("sf", "SF.MEXISTS", "SF"), ("bf", "BF.MEXISTS", "BF"), ("cf", "CF.MEXISTS", "CF")):
+    for key, cmd, name in (("sf", "SF.MEXISTS", "SF"), ("sffuse", "SF.MEXISTS", "SF fuse"), ("bf", "BF.MEXISTS", "BF"), ("cf", "CF.MEXISTS", "CF")):
         before = usec(c, cmd.lower())
         hits = 0
         for i in range(0, n, 100):
@@ -98,7 +103,7 @@ try:
                 for _ in range(50):
                     hits += sum(int(x) for x in c.read())
         spent = usec(c, cmd.lower()) - before
-        print("%-3s FP %.4f %%  %s x100: %.1f ns of server CPU per item" % (name, 100.0 * hits / n, cmd, 1000.0 * spent / n))
+        print("%-7s FP %.4f %%  %s x100: %.1f ns of server CPU per item" % (name, 100.0 * hits / n, cmd, 1000.0 * spent / n))
     before = usec(c, "sismember")
     for i in range(0, n // 10):
         c.send("SISMEMBER", "set", queries[i])
@@ -106,6 +111,16 @@ try:
             for _ in range(1000):
                 c.read()
     print("SET SISMEMBER: %.1f ns of server CPU per item (single commands)" % (1000.0 * (usec(c, "sismember") - before) / (n // 10)))
+    # Both SF encodings at smaller rates: memory and false positives on N absent items.
+    for rate in ("0.001", "0.0001"):
+        for extra, name in (((), "SF"), (("ENCODING", "FUSE"), "SF fuse")):
+            c.call("SF.BUILD", "r", rate, *extra, "ITEMS", *items)
+            m = c.call("MEMORY", "USAGE", "r", "SAMPLES", "0")
+            hits = 0
+            for i in range(0, n, 1000):
+                hits += sum(int(x) for x in c.call("SF.MEXISTS", "r", *queries[i:i + 1000]))
+            print("%-7s at %s: MEMORY USAGE %d bytes, %.2f bits/item, FP %.4f %%" % (name, rate, m, m * 8 / n, 100.0 * hits / n))
+            c.call("DEL", "r")
     # FROM: the largest source built in the command, and its main-thread time (larger ones
     # build in a forked child: make bench-stall measures those).
     c.call("SADD", "src", *items[:20_000])
@@ -128,7 +143,7 @@ def chart(out, rows):
     fig, ax = plt.subplots(figsize=(7, 3.6))
     names = [name for name, _, _ in rows]
     bits = [b for _, _, b in rows]
-    bars = ax.barh(names[::-1], bits[::-1], color=["#888888", "#d08c3c", "#6a9fd4", "#3c78b4", "#2e8b57"])
+    bars = ax.barh(names[::-1], bits[::-1], color=["#888888", "#d08c3c", "#6a9fd4", "#3c78b4", "#8fbc8f", "#2e8b57"])
     for bar, b in zip(bars, bits[::-1]):
         ax.annotate("%.2f" % b, (bar.get_width(), bar.get_y() + bar.get_height() / 2),
                     textcoords="offset points", xytext=(4, -3), fontsize=8)

@@ -176,6 +176,7 @@ pub const SF_FROM_CHILD_FAILED: &str =
 pub const SF_SOURCE_NOPERM: &str =
     "NOPERM this user has no permissions to read the source of SF.BUILD FROM";
 pub const SF_TOO_MANY_ITEMS: &str = "ERR a static filter holds at most 2147483648 items";
+pub const SF_BAD_ENCODING: &str = "ERR ENCODING must be RIBBON or FUSE";
 pub const SF_BUILD_FAILED: &str = "ERR could not build the filter";
 pub const SF_INCOMPLETE: &str =
     "ERR the filter is incomplete: SF.LOADCHUNK has not loaded all of it";

@@ -57,7 +57,7 @@ impl StaticReport {
     fn of(filter: &StaticFilter) -> StaticReport {
         StaticReport {
             bits: filter.bits(),
-            slots: filter.shape().slots_len(),
+            slots: filter.slots(),
             bits_per_item: filter.bits_per_item(),
             memory: filter.mem_usage(),
         }

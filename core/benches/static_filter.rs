@@ -1,10 +1,11 @@
-//! Criterion benchmarks of the static filter (no Redis): building from 1M and 10M item
-//! keys at 1 % (items per second: `Throughput::Elements`), hashing the items, and lookups
-//! of present and absent items in the 10M filter. `cargo bench -p redbloom-core --bench
+//! Criterion benchmarks of the static filter (no Redis), the ribbon (the default) beside
+//! encoding 1's binary fuse filter in one run: building from 1M and 10M item keys at 1 %
+//! (items per second: `Throughput::Elements`), hashing the items, and lookups of present
+//! and absent items in the 10M filters. `cargo bench -p redbloom-core --bench
 //! static_filter`; compare within one run: the machine is shared.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use redbloom_core::static_filter::{build, item_key};
+use redbloom_core::static_filter::{build_with, item_key, Encoding};
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -20,13 +21,15 @@ fn building(c: &mut Criterion) {
         group.throughput(Throughput::Elements(n as u64));
         group.sample_size(10);
         let k = keys("item", n);
-        group.bench_function("build at 0.01", |b| {
-            b.iter_batched(
-                || k.clone(),
-                |k| black_box(build(k, 0.01, u64::MAX).unwrap()),
-                BatchSize::LargeInput,
-            )
-        });
+        for (name, encoding) in ENCODINGS {
+            group.bench_function(format!("{name} build at 0.01"), |b| {
+                b.iter_batched(
+                    || k.clone(),
+                    |k| black_box(build_with(k, 0.01, u64::MAX, encoding).unwrap()),
+                    BatchSize::LargeInput,
+                )
+            });
+        }
         group.finish();
     }
     let items: Vec<Vec<u8>> = (0..1_000_000)
@@ -40,26 +43,30 @@ fn building(c: &mut Criterion) {
     group.finish();
 }
 
+const ENCODINGS: [(&str, Encoding); 2] = [("ribbon", Encoding::Ribbon), ("fuse", Encoding::Fuse)];
+
 fn lookups(c: &mut Criterion) {
     let n = 10_000_000;
-    let filter = build(keys("item", n), 0.01, u64::MAX).unwrap();
     let present = keys("item", 10_000);
     let absent = keys("absent", 10_000);
     let mut group = c.benchmark_group("sf/10M lookups");
     group.throughput(Throughput::Elements(10_000));
-    group.bench_function("present", |b| {
-        b.iter(|| present.iter().filter(|&&k| filter.contains(k)).count())
-    });
-    group.bench_function("absent", |b| {
-        b.iter(|| absent.iter().filter(|&&k| filter.contains(k)).count())
-    });
-    group.bench_function("absent, contains_each (prefetched)", |b| {
-        b.iter(|| {
-            let mut hits = 0;
-            filter.contains_each(&absent, |hit| hits += usize::from(hit));
-            hits
-        })
-    });
+    for (name, encoding) in ENCODINGS {
+        let filter = build_with(keys("item", n), 0.01, u64::MAX, encoding).unwrap();
+        group.bench_function(format!("{name} present"), |b| {
+            b.iter(|| present.iter().filter(|&&k| filter.contains(k)).count())
+        });
+        group.bench_function(format!("{name} absent"), |b| {
+            b.iter(|| absent.iter().filter(|&&k| filter.contains(k)).count())
+        });
+        group.bench_function(format!("{name} absent, contains_each (prefetched)"), |b| {
+            b.iter(|| {
+                let mut hits = 0;
+                filter.contains_each(&absent, |hit| hits += usize::from(hit));
+                hits
+            })
+        });
+    }
     group.finish();
 }
 

@@ -58,17 +58,25 @@ pub fn sf_rdb(data: &[u8]) {
 pub(crate) mod tests {
     use super::*;
     use crate::seeds::{dump_seed, rdb_seed, with_len, Seed};
-    use redbloom_core::static_filter::build;
+    use redbloom_core::rdb::Field;
+    use redbloom_core::static_filter::{build_with, Encoding};
     use std::path::Path;
 
+    /// Seeds 0–3: binary fuse filters (RDB encoding 1); 4–7: ribbon filters (encoding 2).
+    const SEEDS: usize = 8;
+
     fn filters() -> Vec<StaticFilter> {
-        [(0u64, 0.1), (3, 0.01), (40, 1e-3), (200, 1e-5)]
+        [Encoding::Fuse, Encoding::Ribbon]
             .iter()
-            .map(|&(n, error)| {
-                let keys = (0..n)
-                    .map(|i| item_key(format!("i{i}").as_bytes()))
-                    .collect();
-                build(keys, error, u64::MAX).unwrap()
+            .flat_map(|&encoding| {
+                [(0u64, 0.1), (3, 0.01), (40, 1e-3), (200, 1e-5)]
+                    .iter()
+                    .map(move |&(n, error)| {
+                        let keys = (0..n)
+                            .map(|i| item_key(format!("i{i}").as_bytes()))
+                            .collect();
+                        build_with(keys, error, u64::MAX, encoding).unwrap()
+                    })
             })
             .collect()
     }
@@ -78,7 +86,7 @@ pub(crate) mod tests {
     #[test]
     fn the_seeds_are_accepted() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds");
-        for i in 0..4 {
+        for i in 0..SEEDS {
             let seed = std::fs::read(dir.join("sf_rdb").join(format!("seed{i}"))).unwrap();
             let mut input = Input::new(&seed);
             let encver = i32::from(input.u8().unwrap() % 4) - 1;
@@ -112,10 +120,17 @@ pub(crate) mod tests {
             write("sf_dump", &format!("seed{i}"), &seed);
             let mut fields = Fields::default();
             rdb::save_static(&filter, &mut fields);
+            // The encoding byte: 2 is encoding 1 (untagged), 3 encoding 2.
+            let encver = if filter.encoding() == Encoding::Fuse {
+                assert_eq!(fields.fields.remove(0), Field::Unsigned(1));
+                2
+            } else {
+                3
+            };
             write(
                 "sf_rdb",
                 &format!("seed{i}"),
-                &rdb_seed(2, &fields, &lookups),
+                &rdb_seed(encver, &fields, &lookups),
             );
         }
         seeds

@@ -24,7 +24,7 @@ pub fn commands() -> Vec<Command> {
             summary: "Builds a static filter of the given items (ITEMS item [item ...]), or of the members of a set or sorted set or the fields of a hash (FROM source)",
             complexity: "O(n), where n is the number of items",
             // The source is read, but not declared as a key (docs/static.md): a string.
-            args: "key:key error_rate:double (ITEMS item:string... | FROM source:string)",
+            args: "key:key error_rate:double [ENCODING encoding:string] (ITEMS item:string... | FROM source:string)",
             since: "1.0.0",
         },
         Command {

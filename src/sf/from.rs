@@ -30,7 +30,9 @@ use crate::api::replication::is_trusted;
 use crate::api::source::{open_source, scan_members, SourceError};
 use crate::errors;
 use redbloom_core::static_filter::dump as static_dump;
-use redbloom_core::static_filter::{build as build_filter, item_key, BuildError, StaticFilter};
+use redbloom_core::static_filter::{
+    build_with as build_filter, item_key, BuildError, StaticFilter,
+};
 use redis_module::logging::{log_notice, log_warning};
 use redis_module::{Context, RedisError, RedisResult, RedisValue};
 use std::sync::Mutex;
@@ -39,8 +41,10 @@ use std::sync::Mutex;
 /// forked child (the command then holds the main thread for the fork alone).
 pub const FROM_SYNC_MAX_MEMBERS: u64 = 20_000;
 
-/// The source is argument 4: `SF.BUILD key error_rate FROM source`.
-pub(super) const SOURCE: usize = 4;
+/// The source is the last argument: `SF.BUILD key error_rate [ENCODING e] FROM source`.
+pub(super) fn source_arg(args: &Args) -> usize {
+    args.len() - 1
+}
 
 fn error(text: &'static str) -> RedisError {
     RedisError::Str(text)
@@ -57,13 +61,13 @@ pub(super) fn source_error(e: SourceError) -> RedisError {
 
 /// SF.BUILD key error_rate FROM source, `key` open for writing and empty.
 pub fn build_from(ctx: &Context, args: &Args, rate: f64, key: &Key) -> RedisResult {
-    let source = open_source(ctx, args, SOURCE).map_err(source_error)?;
+    let source = open_source(ctx, args, source_arg(args)).map_err(source_error)?;
     if source.members() <= FROM_SYNC_MAX_MEMBERS || is_trusted(ctx) {
         let mut keys = Vec::new();
         keys.try_reserve(source.members() as usize)
             .map_err(|_| error(errors::INSUFFICIENT_MEMORY_TO_CREATE))?;
         source
-            .read_all(ctx, args, SOURCE, |m| keys.push(item_key(m)))
+            .read_all(ctx, args, source_arg(args), |m| keys.push(item_key(m)))
             .map_err(source_error)?;
         return build_and_store(ctx, args, key, keys, rate, true);
     }
@@ -71,7 +75,7 @@ pub fn build_from(ctx: &Context, args: &Args, rate: f64, key: &Key) -> RedisResu
         return Err(error(errors::SF_FROM_CANNOT_BLOCK));
     }
     source
-        .check_readable(ctx, args, SOURCE)
+        .check_readable(ctx, args, source_arg(args))
         .map_err(source_error)?;
     if crate::config::SfBuildSlices::get() != crate::config::SfBuildSlices::no {
         if let Some(reply) = super::slices::start(ctx, args, rate, &source) {
@@ -196,7 +200,7 @@ fn child(
             return file.write_all_at(&[Status::OutOfMemory as u8], 0);
         }
         let start = std::time::Instant::now();
-        let scanned = scan_members(ctx, args, SOURCE, |m| keys.push(item_key(m)));
+        let scanned = scan_members(ctx, args, source_arg(args), |m| keys.push(item_key(m)));
         // A scan visits every member at least once (some twice when the table was being
         // resized): fewer is a scan that failed midway.
         if scanned.is_err() || (keys.len() as u64) < members {
@@ -204,7 +208,7 @@ fn child(
         }
         let scanned = start.elapsed();
         let members = keys.len();
-        let built = build_filter(keys, rate, max_bytes);
+        let built = build_filter(keys, rate, max_bytes, super::handlers::encoding_of(args));
         log_notice(format!(
             "redbloom: SF.BUILD FROM child: {members} members scanned in {} ms, built in {} ms",
             scanned.as_millis(),
@@ -246,7 +250,7 @@ fn read_back(job: &ReadBack) -> Result<StaticFilter, &'static str> {
         log_warning(format!("redbloom: SF.BUILD FROM: {what}"));
         errors::SF_FROM_CHILD_FAILED
     };
-    let mut status = [0u8; 1 + static_dump::HEADER_LEN];
+    let mut status = vec![0u8; 5];
     file.read_exact_at(&mut status[..1], 0)
         .map_err(|_| failed("the child wrote nothing"))?;
     match STATUSES.iter().find(|&&s| s as u8 == status[0]) {
@@ -258,6 +262,11 @@ fn read_back(job: &ReadBack) -> Result<StaticFilter, &'static str> {
         Some(Status::SourceFailed) => return Err(failed("the child could not scan the source")),
         None => return Err(failed("the child wrote an unknown status")),
     }
+    file.read_exact_at(&mut status[1..], 1)
+        .map_err(|_| failed("the child's header is short"))?;
+    let header_len = static_dump::header_len(&status[1..])
+        .ok_or_else(|| failed("the child's header has an unknown magic"))?;
+    status.resize(1 + header_len, 0);
     file.read_exact_at(&mut status[1..], 1)
         .map_err(|_| failed("the child's header is short"))?;
     let mut filter = static_dump::filter_from_header(&status[1..], job.max_bytes)

@@ -18,7 +18,8 @@ use crate::api::replies::{reply_bool, reply_field_values, ArrayReply, FieldValue
 use crate::errors;
 use crate::sf::value::STATIC_TYPE;
 use redbloom_core::static_filter::dump as static_dump;
-use redbloom_core::static_filter::{build as build_filter, item_key, BuildError, StaticFilter};
+use redbloom_core::static_filter::{build_with as build_filter, item_key, BuildError};
+use redbloom_core::static_filter::{Encoding, Layout, StaticFilter};
 use redis_module::{Context, RedisError, RedisResult, RedisValue};
 
 fn error(text: &'static str) -> RedisError {
@@ -57,17 +58,44 @@ pub(super) fn build_error(e: BuildError) -> RedisError {
     }
 }
 
-/// SF.BUILD key error_rate ITEMS item [item ...] | SF.BUILD key error_rate FROM source
+/// The structure SF.BUILD was asked for (`ENCODING RIBBON|FUSE` after the rate; the
+/// ribbon when absent), and the index of the word ITEMS or FROM. Unchecked: [`build`]
+/// refused any other word before.
+pub(super) fn encoding_of(args: &Args) -> Encoding {
+    parse_encoding(args).map_or(Encoding::default(), |(e, _)| e)
+}
+
+fn parse_encoding(args: &Args) -> Result<(Encoding, usize), RedisError> {
+    if !args.bytes(3).eq_ignore_ascii_case(b"ENCODING") {
+        return Ok((Encoding::default(), 3));
+    }
+    if args.len() < 7 {
+        return Err(RedisError::WrongArity);
+    }
+    let name = args.bytes(4);
+    let encoding = if name.eq_ignore_ascii_case(b"RIBBON") {
+        Encoding::Ribbon
+    } else if name.eq_ignore_ascii_case(b"FUSE") {
+        Encoding::Fuse
+    } else {
+        return Err(error(errors::SF_BAD_ENCODING));
+    };
+    Ok((encoding, 5))
+}
+
+/// SF.BUILD key error_rate [ENCODING RIBBON|FUSE] ITEMS item [item ...] |
+/// SF.BUILD key error_rate [ENCODING RIBBON|FUSE] FROM source
 pub fn build(ctx: &Context, args: &Args) -> RedisResult {
     if args.len() < 5 {
         return Err(RedisError::WrongArity);
     }
     let rate = error_rate(args, 2)?;
-    let word = args.bytes(3);
+    let (_, at) = parse_encoding(args)?;
+    let word = args.bytes(at);
     let from = if word.eq_ignore_ascii_case(b"ITEMS") {
         false
     } else if word.eq_ignore_ascii_case(b"FROM") {
-        if args.len() != 5 {
+        if args.len() != at + 2 {
             return Err(RedisError::WrongArity);
         }
         true
@@ -82,7 +110,9 @@ pub fn build(ctx: &Context, args: &Args) -> RedisResult {
     if from {
         return super::from::build_from(ctx, args, rate, &key);
     }
-    let keys = (4..args.len()).map(|i| item_key(args.bytes(i))).collect();
+    let keys = (at + 1..args.len())
+        .map(|i| item_key(args.bytes(i)))
+        .collect();
     build_and_store(ctx, args, &key, keys, rate, false)
 }
 
@@ -95,7 +125,7 @@ pub(super) fn build_and_store(
     rate: f64,
     from: bool,
 ) -> RedisResult {
-    let filter = build_filter(keys, rate, max_bytes(ctx)).map_err(|e| {
+    let filter = build_filter(keys, rate, max_bytes(ctx), encoding_of(args)).map_err(|e| {
         let refused = build_error(e);
         // From the master or the AOF the build had succeeded: say that the data now differ.
         if is_trusted(ctx) {
@@ -221,25 +251,33 @@ pub fn info(ctx: &Context, args: &Args) -> RedisResult {
     reply_field_values(ctx, &fields[index..=index], Resp2Fields::ValuesOnly)
 }
 
-/// SF.DEBUG key — the filter's items, then its construction: fingerprint bits, requested
-/// error rate, seed, segments, slots, bytes, bytes still to load.
+/// SF.DEBUG key — the filter's items, then its construction: fingerprint bits (a ribbon's
+/// lower column count), requested error rate, seed, segments (a ribbon: `encoding:ribbon`,
+/// blocks, blocks of `bits` columns), slots, bytes, bytes still to load.
 pub fn debug(ctx: &Context, args: &Args) -> RedisResult {
     if args.len() != 2 {
         return Err(RedisError::WrongArity);
     }
     let key = Key::open(ctx, args, 1, false);
     let f = existing::<StaticFilter>(&key, &STATIC_TYPE)?;
-    let shape = f.shape();
+    let layout = match f.layout() {
+        Layout::Fuse(shape) => format!(
+            "segment_length:{} segments:{}",
+            shape.segment_length, shape.segment_count
+        ),
+        Layout::Ribbon(r) => format!(
+            "encoding:ribbon blocks:{} lower_blocks:{}",
+            r.blocks, r.lower_blocks
+        ),
+    };
     Ok(RedisValue::Array(vec![
         RedisValue::BulkString(format!("items:{}", f.items())),
         RedisValue::BulkString(format!(
-            "bits:{} error:{} seed:{} segment_length:{} segments:{} slots:{} bytes:{} pending:{}",
+            "bits:{} error:{} seed:{} {layout} slots:{} bytes:{} pending:{}",
             f.bits(),
             f.requested_error(),
             f.seed(),
-            shape.segment_length,
-            shape.segment_count,
-            shape.slots_len(),
+            f.slots(),
             f.data().len(),
             f.pending()
         )),

@@ -26,7 +26,7 @@
 //! Copies run side by side: each has its own cursor and timer, none needs the server's
 //! single child, and BGSAVE or an AOF rewrite may run meanwhile.
 
-use super::from::{fork_build, source_error, start_job, Built, SOURCE};
+use super::from::{fork_build, source_arg, source_error, start_job, Built};
 use super::handlers::build_error;
 use crate::api::args::OwnedArgs;
 use crate::api::blocking::{block, Blocked, BlockedId};
@@ -35,7 +35,7 @@ use crate::api::timer::{self, thread_cpu};
 use crate::config::SfBuildSlices;
 use crate::errors;
 use redbloom_core::memory::Ceiling;
-use redbloom_core::static_filter::{build as build_filter, item_key, BuildError};
+use redbloom_core::static_filter::{build_with as build_filter, item_key, BuildError};
 use redis_module::logging::{log_notice, log_warning};
 use redis_module::{Context, RedisError, RedisResult, RedisValue};
 use std::cell::RefCell;
@@ -224,13 +224,15 @@ fn proceed(ctx: &Context, mut copy: Copy) {
         let mut full = false;
         let begun = Instant::now();
         let cpu = thread_cpu();
-        let outcome = copy.scan.step(ctx, &args, SOURCE, begun + SLICE, |m| {
-            if keys.len() < keys.capacity() {
-                keys.push(item_key(m));
-            } else {
-                full = true;
-            }
-        });
+        let outcome = copy
+            .scan
+            .step(ctx, &args, source_arg(&args), begun + SLICE, |m| {
+                if keys.len() < keys.capacity() {
+                    keys.push(item_key(m));
+                } else {
+                    full = true;
+                }
+            });
         let took = begun.elapsed();
         copy.longest = copy.longest.max(took);
         copy.long += u64::from(took > LONG_SLICE);
@@ -287,6 +289,7 @@ fn build(copy: Copy) {
         started,
         ..
     } = copy;
+    let encoding = super::handlers::encoding_of(&args.args());
     LAST_LONG_SLICES.store(long, Ordering::Relaxed);
     LAST_LONGEST_CPU_USEC.store(longest_cpu.as_micros() as u64, Ordering::Relaxed);
     LAST_SLICES.store(u64::from(slices), Ordering::Relaxed);
@@ -303,7 +306,7 @@ fn build(copy: Copy) {
     let spawned = std::thread::Builder::new()
         .name("redbloom-sf-build".into())
         .spawn(move || {
-            let result = std::panic::catch_unwind(|| build_filter(keys, rate, max_bytes))
+            let result = std::panic::catch_unwind(|| build_filter(keys, rate, max_bytes, encoding))
                 .unwrap_or(Err(BuildError::OutOfMemory))
                 .map_err(|e| match e {
                     BuildError::TooLarge => error(too_large),
@@ -329,7 +332,7 @@ fn fall_back(ctx: &Context, copy: Copy) {
     log_notice("redbloom: SF.BUILD FROM: the source changed during its copy: building in a child");
     let started = {
         let a = args.args();
-        open_source(ctx, &a, SOURCE)
+        open_source(ctx, &a, source_arg(&a))
             .map_err(source_error)
             .and_then(|source| fork_build(ctx, &a, rate, source.members()).map_err(error))
     };
@@ -368,7 +371,7 @@ pub fn key_changed(key: Option<&[u8]>) {
     COPIES.with(|copies| {
         if let Ok(mut copies) = copies.try_borrow_mut() {
             for copy in copies.iter_mut() {
-                if key.is_none_or(|k| k == copy.args.args().bytes(SOURCE)) {
+                if key.is_none_or(|k| k == copy.args.args().bytes(source_arg(&copy.args.args()))) {
                     copy.changed = true;
                 }
             }

@@ -680,6 +680,7 @@ fn command_metadata_is_complete() {
         [
             "key:key",
             "error_rate:double",
+            "ENCODING encoding:string[optional]",
             "item_source:oneof(ITEMS item:string[multiple] | FROM source:string)"
         ]
     );

@@ -9,8 +9,9 @@
 //! key is peeled, fingerprints are assigned in reverse peeling order. A peel that stalls
 //! (a cycle in the 3-hypergraph) retries with the next seed.
 
-use super::{fingerprint, mix, StaticFilter, FIRST_SEED, MAX_ATTEMPTS, MAX_BITS, MAX_ITEMS};
-use super::{MAX_SEGMENT_LENGTH, SF_OVERHEAD};
+use super::ribbon::{self, Ribbon};
+use super::{fingerprint, mix, Layout, StaticFilter, FIRST_SEED, MAX_ATTEMPTS, MAX_BITS};
+use super::{MAX_ITEMS, MAX_SEGMENT_LENGTH, SF_OVERHEAD};
 use crate::memory::OutOfMemory;
 
 /// The slot layout of a filter: `segment_count + 2` segments of `segment_length` slots.
@@ -90,6 +91,24 @@ pub fn bits_for(error: f64) -> Option<u32> {
     (bits <= f64::from(MAX_BITS)).then_some((bits as u32).max(1))
 }
 
+/// The ribbon filter's lower column count for an error rate in (0, 0.5): ⌊log2(1/ε)⌋
+/// (some blocks get one more column, so that the mixed rate is ε); `None` outside that
+/// range or beyond 32 bits.
+pub fn ribbon_bits_for(error: f64) -> Option<u32> {
+    bits_for(error)?;
+    Some(((-error.log2()).floor() as u32).clamp(1, MAX_BITS))
+}
+
+/// Which structure a build makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Encoding {
+    /// Encoding 1's 3-wise binary fuse filter (⌈log2(1/ε)⌉-bit fingerprints).
+    Fuse,
+    /// The ribbon filter (fractional result bits): the default.
+    #[default]
+    Ribbon,
+}
+
 /// Why a filter could not be built.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BuildError {
@@ -119,7 +138,63 @@ fn zeroed<T: bytemuck::Zeroable>(len: u64) -> Result<Vec<T>, OutOfMemory> {
 /// Builds the filter of `keys` (the [`item_key`](super::item_key)s of the items; any
 /// order, duplicates allowed) at error rate `error`, refusing a filter whose
 /// [`StaticFilter::mem_usage`] would exceed `max_bytes`.
-pub fn build(mut keys: Vec<u64>, error: f64, max_bytes: u64) -> Result<StaticFilter, BuildError> {
+pub fn build(keys: Vec<u64>, error: f64, max_bytes: u64) -> Result<StaticFilter, BuildError> {
+    build_with(keys, error, max_bytes, Encoding::default())
+}
+
+/// [`build`] of the given structure.
+pub fn build_with(
+    keys: Vec<u64>,
+    error: f64,
+    max_bytes: u64,
+    encoding: Encoding,
+) -> Result<StaticFilter, BuildError> {
+    match encoding {
+        Encoding::Fuse => build_fuse(keys, error, max_bytes),
+        Encoding::Ribbon => build_ribbon(keys, error, max_bytes),
+    }
+}
+
+/// The ribbon filter of `keys`: the hashes under the attempt's seed, sorted and made
+/// distinct, solved; an inconsistent system retries with the next seed (and, every fourth
+/// attempt, more slots). The size depends on the number of distinct keys alone.
+fn build_ribbon(keys: Vec<u64>, error: f64, max_bytes: u64) -> Result<StaticFilter, BuildError> {
+    let bits = ribbon_bits_for(error).ok_or(BuildError::BadErrorRate)?;
+    let mut hashes: Vec<u64> = zeroed(keys.len() as u64)?;
+    for attempt in 0..MAX_ATTEMPTS {
+        let seed = FIRST_SEED + attempt;
+        hashes.resize(keys.len(), 0);
+        ribbon::sorted_hashes(&keys, seed, &mut hashes);
+        // The hash is a bijection for a seed: distinct hashes are distinct keys.
+        hashes.dedup();
+        let items = hashes.len() as u64;
+        if items > MAX_ITEMS {
+            return Err(BuildError::TooManyItems);
+        }
+        let layout = Ribbon::for_items(items, attempt, bits, error);
+        let data_len = layout.data_len(bits).ok_or(BuildError::TooLarge)?;
+        if SF_OVERHEAD.saturating_add(data_len) > max_bytes {
+            return Err(BuildError::TooLarge);
+        }
+        if let Some(data) = ribbon::solve(&hashes, &layout, bits, data_len)? {
+            let layout = Layout::Ribbon(layout);
+            let checksum = StaticFilter::checksum_of(seed, items, bits, error, layout, &data);
+            return Ok(StaticFilter {
+                seed,
+                items,
+                bits,
+                error,
+                layout,
+                data,
+                pending: 0,
+                checksum,
+            });
+        }
+    }
+    Err(BuildError::Unpeelable)
+}
+
+fn build_fuse(mut keys: Vec<u64>, error: f64, max_bytes: u64) -> Result<StaticFilter, BuildError> {
     let bits = bits_for(error).ok_or(BuildError::BadErrorRate)?;
     keys.sort_unstable();
     keys.dedup();
@@ -141,13 +216,14 @@ pub fn build(mut keys: Vec<u64>, error: f64, max_bytes: u64) -> Result<StaticFil
         hashes.sort_unstable();
         if let Some(fingerprints) = peel(&hashes, shape, bits)? {
             let data = pack(&fingerprints, bits, data_len)?;
-            let checksum = StaticFilter::checksum_of(seed, items, bits, error, shape, &data);
+            let layout = Layout::Fuse(shape);
+            let checksum = StaticFilter::checksum_of(seed, items, bits, error, layout, &data);
             return Ok(StaticFilter {
                 seed,
                 items,
                 bits,
                 error,
-                shape,
+                layout,
                 data,
                 pending: 0,
                 checksum,

@@ -1,7 +1,7 @@
-//! SF.SCANDUMP / SF.LOADCHUNK: a versioned little-endian header, then the fingerprint
-//! words in chunks of at most 16 MiB (iterator = 1 + byte offset past the chunk, as BF's).
+//! SF.SCANDUMP / SF.LOADCHUNK: a versioned little-endian header, then the data words in
+//! chunks of at most 16 MiB (iterator = 1 + byte offset past the chunk, as BF's).
 //!
-//! Header (all fields little-endian, packed), 52 bytes:
+//! A binary fuse filter's header (all fields little-endian, packed), 52 bytes:
 //!
 //! | offset | size | field |
 //! |---|---|---|
@@ -14,30 +14,66 @@
 //! | 36 | 8 | segment count |
 //! | 44 | 8 | checksum of the fields and the data |
 //!
+//! A ribbon filter's header, 56 bytes:
+//!
+//! | offset | size | field |
+//! |---|---|---|
+//! | 0 | 4 | magic `SF02` (format version 2) |
+//! | 4 | 8 | seed |
+//! | 12 | 8 | distinct items |
+//! | 20 | 4 | lower column count `r` |
+//! | 24 | 8 | requested error rate (f64) |
+//! | 32 | 8 | blocks |
+//! | 40 | 8 | blocks with `r` columns |
+//! | 48 | 8 | checksum of the fields and the data |
+//!
 //! Loading is all-or-nothing for the data: the header makes a filter that answers no
 //! item (it is incomplete); chunks must come in order, each exactly where the previous
 //! one ended; the chunk that completes the data is accepted only if the checksum of the
 //! whole filter matches, and a refused chunk changes nothing.
 
-use super::{Shape, StaticFilter};
+use super::{Layout, Ribbon, Shape, StaticFilter};
 use crate::bloom::dump::{chunk_of, DumpError, MAX_CHUNK};
 use crate::le_reader::Reader;
 use xxhash_rust::xxh3::Xxh3;
 
-/// The first four bytes of every static-filter header.
+/// The first four bytes of a binary fuse filter's header.
 pub const MAGIC: &[u8; 4] = b"SF01";
 pub const HEADER_LEN: usize = 52;
+/// The first four bytes of a ribbon filter's header.
+pub const RIBBON_MAGIC: &[u8; 4] = b"SF02";
+pub const RIBBON_HEADER_LEN: usize = 56;
+
+/// The length of the header that starts with `magic` (its first four bytes), if known.
+pub fn header_len(magic: &[u8]) -> Option<usize> {
+    match magic.get(..4)? {
+        m if m == MAGIC => Some(HEADER_LEN),
+        m if m == RIBBON_MAGIC => Some(RIBBON_HEADER_LEN),
+        _ => None,
+    }
+}
 
 /// The header SCANDUMP returns for iterator 0.
 pub fn header(filter: &StaticFilter) -> Vec<u8> {
-    let mut out = Vec::with_capacity(HEADER_LEN);
-    out.extend_from_slice(MAGIC);
+    let mut out = Vec::with_capacity(RIBBON_HEADER_LEN);
+    out.extend_from_slice(match filter.layout {
+        Layout::Fuse(_) => MAGIC,
+        Layout::Ribbon(_) => RIBBON_MAGIC,
+    });
     out.extend_from_slice(&filter.seed.to_le_bytes());
     out.extend_from_slice(&filter.items.to_le_bytes());
     out.extend_from_slice(&filter.bits.to_le_bytes());
     out.extend_from_slice(&filter.error.to_le_bytes());
-    out.extend_from_slice(&filter.shape.segment_length.to_le_bytes());
-    out.extend_from_slice(&filter.shape.segment_count.to_le_bytes());
+    match filter.layout {
+        Layout::Fuse(shape) => {
+            out.extend_from_slice(&shape.segment_length.to_le_bytes());
+            out.extend_from_slice(&shape.segment_count.to_le_bytes());
+        }
+        Layout::Ribbon(r) => {
+            out.extend_from_slice(&r.blocks.to_le_bytes());
+            out.extend_from_slice(&r.lower_blocks.to_le_bytes());
+        }
+    }
     out.extend_from_slice(&filter.checksum.to_le_bytes());
     out
 }
@@ -65,28 +101,37 @@ pub fn load_sequence(filter: &StaticFilter) -> Vec<(i64, Vec<u8>)> {
 /// malformed header, one [`StaticFilter::from_parts`] refuses, or one whose filter would
 /// exceed `max_bytes` or cannot be allocated is `BadData`.
 pub fn filter_from_header(data: &[u8], max_bytes: u64) -> Result<StaticFilter, DumpError> {
-    if data.len() != HEADER_LEN || &data[..4] != MAGIC {
-        return Err(DumpError::BadData);
-    }
+    let ribbon = match data.get(..4) {
+        Some(m) if m == MAGIC && data.len() == HEADER_LEN => false,
+        Some(m) if m == RIBBON_MAGIC && data.len() == RIBBON_HEADER_LEN => true,
+        _ => return Err(DumpError::BadData),
+    };
     let mut fields = Reader(&data[4..]);
     let seed = fields.u64();
     let items = fields.u64();
     let bits = fields.u32();
     let error = fields.f64();
-    let shape = Shape {
-        segment_length: fields.u32(),
-        segment_count: fields.u64(),
+    let layout = if ribbon {
+        Layout::Ribbon(Ribbon {
+            blocks: fields.u64(),
+            lower_blocks: fields.u64(),
+        })
+    } else {
+        Layout::Fuse(Shape {
+            segment_length: fields.u32(),
+            segment_count: fields.u64(),
+        })
     };
     let checksum = fields.u64();
-    if !shape.is_consistent() || !(1..=super::MAX_BITS).contains(&bits) {
+    if !(1..=super::MAX_BITS).contains(&bits) || !layout.is_consistent(bits, error) {
         return Err(DumpError::BadData);
     }
-    let len = Shape::data_len(shape.slots_len(), bits).ok_or(DumpError::BadData)?;
+    let len = layout.data_len(bits).ok_or(DumpError::BadData)?;
     if super::SF_OVERHEAD.saturating_add(len) > max_bytes {
         return Err(DumpError::BadData);
     }
     let bytes = crate::zeroed_bytes(len).map_err(|_| DumpError::BadData)?;
-    StaticFilter::from_parts(seed, items, bits, error, shape, bytes, len, checksum)
+    StaticFilter::from_parts(seed, items, bits, error, layout, bytes, len, checksum)
         .ok_or(DumpError::BadData)
 }
 
@@ -115,7 +160,7 @@ pub fn load_chunk(filter: &mut StaticFilter, iter: i64, data: &[u8]) -> Result<(
             filter.items,
             filter.bits,
             filter.error,
-            filter.shape,
+            filter.layout,
         ));
         hash.update(&filter.data[..from]);
         hash.update(data);
@@ -142,6 +187,10 @@ pub fn load_chunk(filter: &mut StaticFilter, iter: i64, data: &[u8]) -> Result<(
 
 /// Whether `last`, the data's last word, leaves the bits past the last slot clear.
 pub(crate) fn tail_clear_of(filter: &StaticFilter, last: u64) -> bool {
-    let used = filter.shape.slots_len() * u64::from(filter.bits);
+    let Layout::Fuse(shape) = filter.layout else {
+        // Ribbon data are whole 128-bit words.
+        return true;
+    };
+    let used = shape.slots_len() * u64::from(filter.bits);
     used.is_multiple_of(64) || last >> (used % 64) == 0
 }

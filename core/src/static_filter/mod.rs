@@ -32,10 +32,14 @@ pub mod build;
 pub mod dump;
 mod health;
 pub mod rdb;
+pub mod ribbon;
+#[cfg(test)]
+mod ribbon_tests;
 #[cfg(test)]
 mod tests;
 
-pub use build::{bits_for, build, BuildError, Shape};
+pub use build::{bits_for, build, build_with, BuildError, Encoding, Shape};
+pub use ribbon::Ribbon;
 
 use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
 
@@ -66,7 +70,7 @@ pub struct StaticFilter {
     pub(crate) items: u64,
     pub(crate) bits: u32,
     pub(crate) error: f64,
-    pub(crate) shape: Shape,
+    pub(crate) layout: Layout,
     /// Little-endian u64 words holding the fingerprints.
     pub(crate) data: Vec<u8>,
     /// Bytes of `data` (at its end) still to come from SF.LOADCHUNK; 0 when complete.
@@ -92,12 +96,27 @@ impl StaticFilter {
     pub fn requested_error(&self) -> f64 {
         self.error
     }
-    /// The false-positive rate the fingerprints give: 2^-bits.
+    /// The false-positive rate the fingerprints give: 2^-bits (binary fuse), the mix of
+    /// 2^-bits and 2^-(bits+1) over the start slots (ribbon).
     pub fn guaranteed_error(&self) -> f64 {
-        (-f64::from(self.bits)).exp2()
+        match self.layout {
+            Layout::Fuse(_) => (-f64::from(self.bits)).exp2(),
+            Layout::Ribbon(r) => r.error_rate(self.bits),
+        }
     }
-    pub fn shape(&self) -> Shape {
-        self.shape
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+    /// Which structure the filter is.
+    pub fn encoding(&self) -> Encoding {
+        match self.layout {
+            Layout::Fuse(_) => Encoding::Fuse,
+            Layout::Ribbon(_) => Encoding::Ribbon,
+        }
+    }
+    /// Slots (rows) of the structure.
+    pub fn slots(&self) -> u64 {
+        self.layout.slots()
     }
     /// The fingerprint words as bytes.
     pub fn data(&self) -> &[u8] {
@@ -138,8 +157,13 @@ impl StaticFilter {
             return false;
         }
         let h = mix(key, self.seed);
-        let [a, b, c] = self.shape.slots(h);
-        (fingerprint(h, self.bits) ^ self.slot(a) ^ self.slot(b) ^ self.slot(c)) == 0
+        match &self.layout {
+            Layout::Fuse(shape) => {
+                let [a, b, c] = shape.slots(h);
+                (fingerprint(h, self.bits) ^ self.slot(a) ^ self.slot(b) ^ self.slot(c)) == 0
+            }
+            Layout::Ribbon(r) => ribbon::contains(r, self.bits, &self.data, h),
+        }
     }
 
     /// [`Self::contains`] of each key in order, answers passed to `each`. On filters larger
@@ -151,17 +175,36 @@ impl StaticFilter {
             keys.iter().for_each(|&k| each(self.contains(k)));
             return;
         }
+        let shape = match &self.layout {
+            Layout::Fuse(shape) => *shape,
+            Layout::Ribbon(r) => {
+                for group in keys.chunks(GROUP) {
+                    let mut hashes = [0u64; GROUP];
+                    for (h, &key) in hashes.iter_mut().zip(group) {
+                        *h = mix(key, self.seed);
+                        let (at, len) = ribbon::window_bytes(r, self.bits, *h);
+                        for line in (at..at + len).step_by(64) {
+                            crate::memory::prefetch(&self.data, line);
+                        }
+                    }
+                    for &h in &hashes[..group.len()] {
+                        each(ribbon::contains(r, self.bits, &self.data, h));
+                    }
+                }
+                return;
+            }
+        };
         let bits = u64::from(self.bits);
         for group in keys.chunks(GROUP) {
             let mut hashes = [0u64; GROUP];
             for (h, &key) in hashes.iter_mut().zip(group) {
                 *h = mix(key, self.seed);
-                for slot in self.shape.slots(*h) {
+                for slot in shape.slots(*h) {
                     crate::memory::prefetch(&self.data, (slot * bits / 8) as usize);
                 }
             }
             for &h in &hashes[..group.len()] {
-                let [a, b, c] = self.shape.slots(h);
+                let [a, b, c] = shape.slots(h);
                 each((fingerprint(h, self.bits) ^ self.slot(a) ^ self.slot(b) ^ self.slot(c)) == 0);
             }
         }
@@ -189,34 +232,39 @@ impl StaticFilter {
         items: u64,
         bits: u32,
         error: f64,
-        shape: Shape,
+        layout: Layout,
         data: &[u8],
     ) -> u64 {
-        xxh3_64_with_seed(data, params_hash(seed, items, bits, error, shape))
+        xxh3_64_with_seed(data, params_hash(seed, items, bits, error, layout))
     }
 
     /// A filter from its fields, read from outside (RDB, SCANDUMP): `None` unless every
     /// field is one a build or a partial load makes — bits 1..=32 and those of the error
-    /// rate, a consistent shape (power-of-two segments ≤ 2^18, at least one segment), no
-    /// more items than slots, the data exactly the packed words of the slots with the
-    /// unused tail bits zero, `pending` within the data and its bytes zero, and, when
-    /// complete, the checksum of all of it.
+    /// rate, a consistent layout (fuse: power-of-two segments ≤ 2^18, at least one
+    /// segment; ribbon: at least one block, the lower blocks the error rate gives), no
+    /// more items than slots, the data exactly the words of the slots with the unused
+    /// tail bits zero, `pending` within the data and its bytes zero, and, when complete,
+    /// the checksum of all of it.
     #[allow(clippy::too_many_arguments)]
     pub fn from_parts(
         seed: u64,
         items: u64,
         bits: u32,
         error: f64,
-        shape: Shape,
+        layout: Layout,
         data: Vec<u8>,
         pending: u64,
         checksum: u64,
     ) -> Option<StaticFilter> {
         // `bits_for` is `None` outside (0, 0.5) and past 32 bits.
-        let fields_ok = bits_for(error) == Some(bits)
-            && shape.is_consistent()
-            && items <= shape.slots_len().min(MAX_ITEMS)
-            && Shape::data_len(shape.slots_len(), bits) == Some(data.len() as u64)
+        let bits_ok = match layout {
+            Layout::Fuse(_) => bits_for(error) == Some(bits),
+            Layout::Ribbon(_) => build::ribbon_bits_for(error) == Some(bits),
+        };
+        let fields_ok = bits_ok
+            && layout.is_consistent(bits, error)
+            && items <= layout.slots().min(MAX_ITEMS)
+            && layout.data_len(bits) == Some(data.len() as u64)
             && pending <= data.len() as u64;
         if !fields_ok {
             return None;
@@ -226,7 +274,7 @@ impl StaticFilter {
             items,
             bits,
             error,
-            shape,
+            layout,
             data,
             pending,
             checksum,
@@ -243,7 +291,12 @@ impl StaticFilter {
 
     pub(crate) fn own_checksum(&self) -> u64 {
         Self::checksum_of(
-            self.seed, self.items, self.bits, self.error, self.shape, &self.data,
+            self.seed,
+            self.items,
+            self.bits,
+            self.error,
+            self.layout,
+            &self.data,
         )
     }
 
@@ -269,7 +322,7 @@ impl StaticFilter {
             items: self.items,
             bits: self.bits,
             error: self.error,
-            shape: self.shape,
+            layout: self.layout,
             data: Vec::new(),
             pending: self.pending,
             checksum: self.checksum,
@@ -285,15 +338,59 @@ impl StaticFilter {
     }
 }
 
-fn params_hash(seed: u64, items: u64, bits: u32, error: f64, shape: Shape) -> u64 {
-    let mut p = Vec::with_capacity(44);
+/// The checksum's seed: XXH3 of every field (a fuse filter's as encoding 1 had them; a
+/// ribbon's after the tag `R2`).
+fn params_hash(seed: u64, items: u64, bits: u32, error: f64, layout: Layout) -> u64 {
+    let mut p = Vec::with_capacity(54);
+    if let Layout::Ribbon(_) = layout {
+        p.extend_from_slice(b"R2");
+    }
     p.extend_from_slice(&seed.to_le_bytes());
     p.extend_from_slice(&items.to_le_bytes());
     p.extend_from_slice(&bits.to_le_bytes());
     p.extend_from_slice(&error.to_le_bytes());
-    p.extend_from_slice(&shape.segment_length.to_le_bytes());
-    p.extend_from_slice(&shape.segment_count.to_le_bytes());
+    match layout {
+        Layout::Fuse(shape) => {
+            p.extend_from_slice(&shape.segment_length.to_le_bytes());
+            p.extend_from_slice(&shape.segment_count.to_le_bytes());
+        }
+        Layout::Ribbon(r) => {
+            p.extend_from_slice(&r.blocks.to_le_bytes());
+            p.extend_from_slice(&r.lower_blocks.to_le_bytes());
+        }
+    }
     xxh3_64(&p)
+}
+
+/// The structure of a filter and its size.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Layout {
+    /// Encoding 1's binary fuse filter.
+    Fuse(Shape),
+    /// The ribbon filter (the default since encoding 2).
+    Ribbon(Ribbon),
+}
+
+impl Layout {
+    pub fn slots(&self) -> u64 {
+        match self {
+            Layout::Fuse(s) => s.slots_len(),
+            Layout::Ribbon(r) => r.slots(),
+        }
+    }
+    /// Bytes of data for `bits`-bit fingerprints (`None` on overflow).
+    pub fn data_len(&self, bits: u32) -> Option<u64> {
+        match self {
+            Layout::Fuse(s) => Shape::data_len(s.slots_len(), bits),
+            Layout::Ribbon(r) => r.data_len(bits),
+        }
+    }
+    pub fn is_consistent(&self, bits: u32, error: f64) -> bool {
+        match self {
+            Layout::Fuse(s) => s.is_consistent(),
+            Layout::Ribbon(r) => r.is_consistent(bits, error),
+        }
+    }
 }
 
 /// The hash a key gets under a seed: MurmurHash3's 64-bit finalizer of `key + seed` (a

@@ -5,7 +5,8 @@ use super::{build, mexists};
 use crate::support::ceiling::TOO_LARGE;
 use crate::support::replies::{err, int, ints, ok};
 use crate::support::{call, expect, loadchunks, scandump, Reply, Server};
-use redbloom_core::static_filter::Shape;
+use redbloom_core::static_filter::build::ribbon_bits_for;
+use redbloom_core::static_filter::Ribbon;
 
 #[test]
 fn every_item_is_found_and_absent_ones_within_the_rate() {
@@ -30,7 +31,29 @@ fn every_item_is_found_and_absent_ones_within_the_rate() {
 fn duplicates_count_once_and_info_tells_the_shape() {
     let server = Server::start();
     let mut conn = server.raw();
-    expect(&mut conn, "SF.BUILD d 0.01 ITEMS a b a c b a", ok());
+    // The ribbon (the default): one block of 128 slots, whose start slot is the only one,
+    // so all 7 columns (16 bytes each) and the rate 2^-7: 96 + 112 bytes.
+    expect(&mut conn, "SF.BUILD r 0.01 ITEMS a b a c b a", ok());
+    expect(&mut conn, "SF.CARD r", int(3));
+    let ribbon = Reply::Array(Some(vec![
+        Reply::Simple("Number of items".into()),
+        Reply::Int(3),
+        Reply::Simple("Fingerprint bits".into()),
+        Reply::Int(6),
+        Reply::Simple("Bits per item".into()),
+        Reply::bulk(format!("554.{}3", "6".repeat(13))),
+        Reply::Simple("Error rate".into()),
+        Reply::bulk("0.0078125"),
+        Reply::Simple("Size".into()),
+        Reply::Int(208),
+    ]));
+    expect(&mut conn, "SF.INFO r", ribbon);
+    // Encoding 1's binary fuse filter, on request.
+    expect(
+        &mut conn,
+        "SF.BUILD d 0.01 ENCODING FUSE ITEMS a b a c b a",
+        ok(),
+    );
     expect(&mut conn, "SF.CARD d", int(3));
     expect(&mut conn, "SF.MEXISTS d a b c", ints(&[1, 1, 1]));
     // 120 bytes (96 of fields, 3 words of 24 slots × 7 bits) for 3 items.
@@ -68,7 +91,25 @@ fn duplicates_count_once_and_info_tells_the_shape() {
     let usage = |conn: &mut crate::support::RawConnection, k: &str| {
         call(conn, &format!("MEMORY USAGE {k}")).int()
     };
-    assert_eq!(usage(&mut conn, "e") - usage(&mut conn, "d"), 5216 - 120);
+    assert_eq!(usage(&mut conn, "e") - usage(&mut conn, "d"), 4256 - 120);
+    let debug = call(&mut conn, "SF.DEBUG r").array();
+    assert_eq!(
+        debug[1],
+        Reply::bulk(
+            "bits:6 error:0.01 seed:0 encoding:ribbon blocks:1 lower_blocks:0 slots:128 \
+             bytes:112 pending:0"
+        )
+    );
+    expect(
+        &mut conn,
+        "SF.BUILD bad 0.01 ENCODING BLOOM ITEMS a",
+        err("ERR ENCODING must be RIBBON or FUSE"),
+    );
+    expect(
+        &mut conn,
+        "SF.BUILD bad 0.01 ENCODING RIBBON ITEMS",
+        err("ERR wrong number of arguments for 'sf.build' command"),
+    );
     let debug = call(&mut conn, "SF.DEBUG d").array();
     assert_eq!(debug[0], Reply::bulk("items:3"));
     assert!(
@@ -209,7 +250,7 @@ fn resp3_booleans_and_maps() {
     assert_eq!(conn.call_raw(&["SF.CARD", "k"]), b":2\r\n");
     assert_eq!(
         conn.call_raw(&["SF.INFO", "k", "ERROR"]),
-        b"%1\r\n+Error rate\r\n,0.25\r\n"
+        b"%1\r\n+Error rate\r\n,0.125\r\n"
     );
     let mut resp2 = server.raw();
     assert_eq!(resp2.call_raw(&["SF.EXISTS", "k", "a"]), b":1\r\n");
@@ -275,13 +316,14 @@ fn events_copy_scandump_and_ceiling() {
     expect(
         &mut conn,
         "SF.INFO s SIZE",
-        Reply::Array(Some(vec![Reply::Int(5216)])),
+        Reply::Array(Some(vec![Reply::Int(4256)])),
     );
-    // The ceiling (at least 1 MiB): 250k items at 30 bits.
-    let shape = Shape::for_items(250_000);
-    let size = 96 + Shape::data_len(shape.slots_len(), 30).unwrap() as i64;
+    // The ceiling (at least 1 MiB): 300k items at 29 and 30 columns.
+    let bits = ribbon_bits_for(1e-9).unwrap();
+    let layout = Ribbon::for_items(300_000, 0, bits, 1e-9);
+    let size = 96 + layout.data_len(bits).unwrap() as i64;
     assert!(size > 1 << 20, "{size}");
-    assert_eq!(build(&mut conn, "big", "1e-9", "i", 250_000), ok());
+    assert_eq!(build(&mut conn, "big", "1e-9", "i", 300_000), ok());
     expect(
         &mut conn,
         "SF.INFO big SIZE",
@@ -297,7 +339,7 @@ fn events_copy_scandump_and_ceiling() {
         ok(),
     );
     assert_eq!(
-        build(&mut conn, "big2", "1e-9", "i", 250_000),
+        build(&mut conn, "big2", "1e-9", "i", 300_000),
         err(TOO_LARGE)
     );
     assert_eq!(
@@ -309,7 +351,7 @@ fn events_copy_scandump_and_ceiling() {
         &format!("CONFIG SET bf.max-filter-bytes {size}"),
         ok(),
     );
-    assert_eq!(build(&mut conn, "big2", "1e-9", "i", 250_000), ok());
+    assert_eq!(build(&mut conn, "big2", "1e-9", "i", 300_000), ok());
     assert_eq!(conn.call(&["DUMP", "big2"]), conn.call(&["DUMP", "big"]));
     // INFO totals.
     let info = call(&mut conn, "INFO bf").text();

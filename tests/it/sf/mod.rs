@@ -3,6 +3,7 @@
 
 mod commands;
 mod defrag;
+mod encoding1;
 mod from_changes;
 mod from_child;
 mod from_slices;

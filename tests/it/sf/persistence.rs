@@ -113,7 +113,7 @@ fn damaged_restore_payloads_are_refused() {
     let payload = conn.call(&["DUMP", "s"]).bytes();
     learn_version(&payload);
     let (id, fields) = decode(&payload);
-    assert_eq!(fields.len(), 10);
+    assert_eq!(fields.len(), 11);
     // Genuine: accepted.
     assert_eq!(
         restore(&mut conn, "copy", &seal(&encode_value(id, &fields))),
@@ -133,25 +133,25 @@ fn damaged_restore_payloads_are_refused() {
     short.pop();
     forged.push(("no data".into(), short));
     let mut cut = fields.clone();
-    if let F::S(s) = &mut cut[9] {
+    if let F::S(s) = &mut cut[10] {
         s.truncate(s.len() - 8);
     }
     forged.push(("data cut by a word".into(), cut));
     let mut huge = fields.clone();
     huge[5] = F::U(1 << 40);
-    forged.push(("2^40 segments".into(), huge));
+    forged.push(("2^40 blocks".into(), huge));
     for (what, f) in &forged {
         let reply = restore(&mut conn, "forged", &seal(&encode_value(id, f)));
         assert_eq!(reply, Reply::Error(BAD_DATA_FORMAT.into()), "{what}");
         expect(&mut conn, "EXISTS forged", Reply::Int(0));
     }
-    let other_encoding = (id & !0x3ff) | 2;
+    let other_encoding = (id & !0x3ff) | 3;
     let reply = restore(
         &mut conn,
         "forged",
         &seal(&encode_value(other_encoding, &fields)),
     );
-    assert!(matches!(reply, Reply::Error(_)), "encoding 2: {reply:?}");
+    assert!(matches!(reply, Reply::Error(_)), "encoding 3: {reply:?}");
     expect(&mut conn, "PING", Reply::Simple("PONG".into()));
 }
 
