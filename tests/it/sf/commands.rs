@@ -41,7 +41,7 @@ fn duplicates_count_once_and_info_tells_the_shape() {
         Reply::Simple("Fingerprint bits".into()),
         Reply::Int(6),
         Reply::Simple("Bits per item".into()),
-        Reply::bulk(format!("554.{}3", "6".repeat(13))),
+        Reply::bulk(format!("554.{}", "6".repeat(13))),
         Reply::Simple("Error rate".into()),
         Reply::bulk("0.0078125"),
         Reply::Simple("Size".into()),
