@@ -187,3 +187,14 @@ mod tests {
         assert!(!format!("{e:?}").contains("hunter2"));
     }
 }
+
+impl From<redbloom_core::client_logic::LogicError> for Error {
+    fn from(e: redbloom_core::client_logic::LogicError) -> Error {
+        use redbloom_core::client_logic::LogicError;
+        match e {
+            LogicError::Usage(m) => Error::usage(m),
+            LogicError::File(m) => Error::file(m),
+            LogicError::Failed(m) => Error::new(m),
+        }
+    }
+}

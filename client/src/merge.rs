@@ -38,7 +38,7 @@ pub fn merge_command(
     sources: &[&str],
     options: MergeOptions,
 ) -> redis::Cmd {
-    let mut cmd = family.command("MERGE");
+    let mut cmd = crate::family::command(family, "MERGE");
     cmd.arg(dest).arg(sources.len()).arg(sources);
     if options.override_dest {
         cmd.arg("OVERRIDE");

@@ -68,6 +68,7 @@
 #![forbid(unsafe_code)]
 
 pub mod bloom;
+pub mod client_logic;
 pub mod cms;
 pub mod counting;
 pub mod cuckoo;
