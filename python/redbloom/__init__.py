@@ -16,11 +16,14 @@ from ._native import (
     Layout,
     SnapshotError,
     StaticFilter,
+    from_chunks,
     key_slot,
+    merge,
     load,
     temp_key,
 )
 from ._io import LoadRefused, ServerError, pull
+from ._copy import LocalCopy
 from ._sharded import ShardedFilter
 
 __all__ = [
@@ -31,11 +34,14 @@ __all__ = [
     "FilterError",
     "Layout",
     "LoadRefused",
+    "LocalCopy",
     "ServerError",
     "ShardedFilter",
     "SnapshotError",
     "StaticFilter",
+    "from_chunks",
     "key_slot",
+    "merge",
     "load",
     "pull",
     "temp_key",

@@ -235,6 +235,20 @@ impl Filter {
         Ok(())
     }
 
+    /// Pickling: the filter's family and SCANDUMP replies (so filters built in worker
+    /// processes come back to the parent whole).
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(
+        Bound<'py, PyAny>,
+        (&'static str, Vec<(i64, Bound<'py, PyBytes>)>),
+    )> {
+        let py = slf.py();
+        let rebuild = py.import("redbloom._native")?.getattr("from_chunks")?;
+        let this = slf.borrow();
+        Ok((rebuild, (this.family(), this.chunks(py)?)))
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "<redbloom {} filter: {} items>",

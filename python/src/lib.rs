@@ -34,8 +34,10 @@ fn family_of(name: &str) -> PyResult<Family> {
     Family::parse(name).map_err(errors::to_py)
 }
 
-/// The local filter of `family`'s SCANDUMP replies `chunks` (header first) of `key`.
+/// The local filter of `family`'s SCANDUMP replies `chunks` (header first); `key` names it
+/// in errors.
 #[pyfunction]
+#[pyo3(signature = (family, chunks, key = "chunks"))]
 fn from_chunks(
     py: Python<'_>,
     family: &str,
@@ -79,6 +81,30 @@ fn prefix(family: &str) -> PyResult<&'static str> {
     Ok(family_of(family)?.prefix())
 }
 
+/// The union (or, with `intersect`, the intersection) of `filters` (one family and shape):
+/// the filter BF.MERGE / CBF.MERGE / CF.MERGE of them makes on a server, byte for byte.
+#[pyfunction]
+#[pyo3(signature = (filters, intersect = false))]
+fn merge(
+    py: Python<'_>,
+    filters: Vec<PyRef<'_, filter::Filter>>,
+    intersect: bool,
+) -> PyResult<Py<PyAny>> {
+    let locals: Vec<&Local> = filters.iter().map(|f| &f.local).collect();
+    let names: Vec<String> = (0..locals.len()).map(|i| format!("filter {i}")).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let merged = py
+        .detach(|| redbloom_core::client_logic::merge::merge(&locals, &names, intersect))
+        .map_err(|e| match e {
+            // A shape or family mismatch is a bad argument here, not a bad file.
+            redbloom_core::client_logic::LogicError::File(m) => {
+                pyo3::exceptions::PyValueError::new_err(m)
+            }
+            other => errors::to_py(other),
+        })?;
+    filter::wrap(py, filter::Filter::new(merged))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<filter::Filter>()?;
@@ -95,6 +121,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_bloom_header, m)?)?;
     m.add_function(wrap_pyfunction!(family_of_type, m)?)?;
     m.add_function(wrap_pyfunction!(prefix, m)?)?;
+    m.add_function(wrap_pyfunction!(merge, m)?)?;
     m.add("SWAP_SCRIPT", ship::SWAP)?;
     m.add("RUN_ID_SCRIPT", ship::RUN_ID)?;
     m.add("SnapshotError", m.py().get_type::<errors::SnapshotError>())?;

@@ -15,6 +15,7 @@
 
 pub mod built;
 pub mod family;
+pub mod merge;
 pub mod sharding;
 pub mod ship;
 pub mod slot;
