@@ -25,7 +25,7 @@ from __future__ import annotations
 import time
 from typing import Any, Iterable, List
 
-from . import _io, _native
+from . import _drive, _io, _native
 
 
 class LocalCopy:
@@ -37,34 +37,30 @@ class LocalCopy:
         self.min_pull_interval = min_pull_interval
         #: Lookups answered by the copy alone, by the server, and pulls made.
         self.stats = {"local": 0, "server": 0, "pulls": 0, "checks": 0}
-        self._conn, self._node = _io.node_client(client, key)
+        if _drive.is_async(client):
+            raise TypeError("LocalCopy takes a sync redis-py client")
         self._pull()
 
     def _pull(self) -> None:
-        conn, node, key = self._conn, self._node, self.key
-        kind = _io._text(_io.run(conn, node, key, "TYPE", key))
-        family = _native.family_of_type(kind)
-        if family is None:
-            raise TypeError("%s is a key of type %s, not a bf, cf, cbf or static filter"
-                            % (key, kind))
-        self.family = family
-        self._prefix = _native.prefix(family)
-        chunks = _io.scandump(conn, node, self._prefix, key)
+        filt, header = _drive.run_sync(self.client, _io.pull_op(self.key))
+        self.filter = filt
+        self.family = filt.family
+        self._prefix = _native.prefix(filt.family)
         # The first reply's header: what the server held when the pull began.
-        self._header = chunks[0][1] if chunks else b""
-        if not chunks and family == "cf":
-            self.filter = _native.cuckoo_from_info(
-                _io.info_pairs(_io.run(conn, node, key, "CF.INFO", key)))
-        else:
-            self.filter = _native.from_chunks(family, chunks, key)
+        self._header = header
         self._pulled_at = time.monotonic()
         self.stats["pulls"] += 1
+
+    def _run(self, words: List[Any]) -> Any:
+        def op():
+            return (yield ("run", self.key, words))
+
+        return _drive.run_sync(self.client, op())
 
     def _current(self) -> bool:
         """Whether the server's filter is still the one pulled (its header unchanged)."""
         self.stats["checks"] += 1
-        _, data = _io.run(self._conn, self._node, self.key, self._prefix + ".SCANDUMP",
-                          self.key, 0)
+        _, data = self._run([self._prefix + ".SCANDUMP", self.key, 0])
         return bytes(data or b"") == self._header
 
     def contains_many(self, items: Iterable[Any]) -> List[bool]:
@@ -80,7 +76,7 @@ class LocalCopy:
             self.stats["local"] += len(items)
             return answers
         words = [self._prefix + ".MEXISTS", self.key] + [items[i] for i in absent]
-        for i, r in zip(absent, _io.run(self._conn, self._node, self.key, *words)):
+        for i, r in zip(absent, self._run(words)):
             answers[i] = bool(r)
         self.stats["local"] += len(items) - len(absent)
         self.stats["server"] += len(absent)

@@ -1,35 +1,24 @@
-"""The I/O half of redbloom: pushes, pulls and sharded filters through the caller's redis-py
-client (``redis.Redis`` or ``redis.cluster.RedisCluster``), so its TLS, auth and pools apply.
+"""Pushes and pulls, written once as operations (generators of requests, ``_drive``) and run
+over the caller's redis-py client: sync, or asyncio (then the call returns an awaitable).
 
-Every decision (slots, temporary keys, the swap script, member keys, routing, snapshot
-bytes) is the shared Rust logic in ``redbloom._native`` — the same code the ``redbloom`` CLI
-runs — and this module only sends the commands and hands back the replies.
-"""
+Every decision (slots, temporary keys, the swap script, snapshot bytes) is the shared Rust
+logic in ``redbloom._native`` — the code the ``redbloom`` CLI runs."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Tuple
 
 import redis
-from redis.cluster import RedisCluster
 
-from . import _native
+from . import _drive, _native
+from ._drive import ServerError
+
+__all__ = ["ServerError", "LoadRefused", "pull", "push"]
 
 #: Data chunks (at most 16 MiB each) per pipelined round of a push.
 CHUNKS_PER_ROUND = 2
 #: Times a push starts over (after a failover or restart of the node) before it fails.
 ATTEMPTS = 3
-#: redis-py option: the reply's bytes are never decoded (filters' chunks are binary).
-RAW = {"NEVER_DECODE": True}
-
-
-class ServerError(redis.exceptions.ResponseError):
-    """A server refused a command redbloom sent: names the node and the key."""
-
-    def __init__(self, message: str, node: str = "", key: str = "") -> None:
-        super().__init__(message)
-        self.node = node
-        self.key = key
 
 
 class LoadRefused(redis.exceptions.ResponseError):
@@ -37,96 +26,89 @@ class LoadRefused(redis.exceptions.ResponseError):
     items meanwhile, or the node changed during each attempt); the target is unchanged."""
 
 
-def _text(value: Any) -> str:
+def text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
-
-
-def node_client(client: Any, key: str) -> Tuple[Any, str]:
-    """The plain client of the node serving `key`'s slot, and that node's name
-    (host:port); for a single server, the client itself."""
-    if isinstance(client, RedisCluster):
-        node = client.get_node_from_key(key)
-        return node.redis_connection, node.name
-    kwargs = client.connection_pool.connection_kwargs
-    return client, "%s:%s" % (kwargs.get("host", "?"), kwargs.get("port", "?"))
-
-
-def run(conn: Any, node: str, key: str, *words: Any) -> Any:
-    """One command on one node, its server error naming the node and the key."""
-    try:
-        return conn.execute_command(*words, **RAW)
-    except redis.exceptions.ResponseError as e:
-        raise ServerError("%s (node %s, key %s)" % (e, node, key), node, key) from e
-
-
-def pipeline(conn: Any, node: str, key: str, commands: Sequence[Sequence[Any]]) -> List[Any]:
-    """Commands in one round trip to one node; the first error reply is raised."""
-    pipe = conn.pipeline(transaction=False)
-    for words in commands:
-        pipe.execute_command(*words, **RAW)
-    try:
-        replies = pipe.execute(raise_on_error=True)
-    except redis.exceptions.ResponseError as e:
-        raise ServerError("%s (node %s, key %s)" % (e, node, key), node, key) from e
-    return replies
 
 
 def info_pairs(reply: Any) -> List[Tuple[str, str]]:
     """An INFO reply (RESP2 flat list or RESP3 map) as text pairs."""
     if isinstance(reply, dict):
-        return [(_text(k), _text(v)) for k, v in reply.items()]
-    return [(_text(reply[i]), _text(reply[i + 1])) for i in range(0, len(reply) - 1, 2)]
+        return [(text(k), text(v)) for k, v in reply.items()]
+    return [(text(reply[i]), text(reply[i + 1])) for i in range(0, len(reply) - 1, 2)]
 
 
-def scandump(conn: Any, node: str, prefix: str, key: str) -> List[Tuple[int, bytes]]:
+def run(client: Any, op: Any) -> Any:
+    """Runs an operation over `client`: its result, or an awaitable of it for an asyncio
+    client."""
+    if _drive.is_async(client):
+        return _drive.run_async(client, op)
+    return _drive.run_sync(client, op)
+
+
+# -- operations -------------------------------------------------------------------------
+def scandump_op(prefix: str, key: str):
     """Every (iterator, data) of `PREFIX.SCANDUMP key`, header first."""
     out: List[Tuple[int, bytes]] = []
     it = 0
     while True:
-        nxt, data = run(conn, node, key, prefix + ".SCANDUMP", key, it)
+        nxt, data = yield ("run", key, [prefix + ".SCANDUMP", key, it])
         if int(nxt) == 0:
             return out
         out.append((int(nxt), bytes(data or b"")))
         it = int(nxt)
 
 
-def pull(client: Any, key: str) -> Any:
-    """The filter at `key` (bf, cf, cbf or static), downloaded with SCANDUMP into a local
-    filter that answers as the server does."""
-    conn, node = node_client(client, key)
-    kind = _text(run(conn, node, key, "TYPE", key))
+def family_op(key: str):
+    """The family of filter `key` (KeyError: no such key; TypeError: another type)."""
+    kind = text((yield ("run", key, ["TYPE", key])))
     if kind == "none":
         raise KeyError(key)
     family = _native.family_of_type(kind)
     if family is None:
         raise TypeError("%s is a key of type %s, not a bf, cf, cbf or static filter" % (key, kind))
-    prefix = _native.prefix(family)
-    chunks = scandump(conn, node, prefix, key)
+    return family
+
+
+def pull_op(key: str):
+    """The filter at `key` and the SCANDUMP header its download began with."""
+    family = yield from family_op(key)
+    chunks = yield from scandump_op(_native.prefix(family), key)
     if not chunks and family == "cf":
-        return _native.cuckoo_from_info(info_pairs(run(conn, node, key, "CF.INFO", key)))
-    return _native.from_chunks(family, chunks, key)
+        info = yield ("run", key, ["CF.INFO", key])
+        return _native.cuckoo_from_info(info_pairs(info)), b""
+    return _native.from_chunks(family, chunks, key), (chunks[0][1] if chunks else b"")
 
 
-def _shape_check(conn: Any, node: str, key: str, temp: str, filt: Any) -> None:
+def pull(client: Any, key: str) -> Any:
+    """The filter at `key` (bf, cf, cbf or static), downloaded with SCANDUMP into a local
+    filter that answers as the server does. KeyError if there is no such key, TypeError if
+    it is not a filter."""
+
+    def op():
+        filt, _ = yield from pull_op(key)
+        return filt
+
+    return run(client, op())
+
+
+def _shape_op(key: str, temp: str, filt: Any):
     """The server's own RESERVE of the filter's options (under `temp`, deleted again at
-    once) must make the empty filter this one started as: so a push never writes a filter
-    the server's configs would not have made (the CLI's loads start from the server's)."""
+    once) must make the empty filter this one started as: a push never writes a filter the
+    server's configs would not have made (the CLI's loads start from the server's)."""
     words = filt._reserve_words(temp)
     if words is None:
         return
     prefix = _native.prefix(filt.family)
-    query = ([prefix + ".SCANDUMP", temp, 0] if filt.family != "cf" else ["CF.INFO", temp])
-    replies = pipeline(conn, node, key, [["DEL", temp], words, query, ["DEL", temp]])
-    reply = replies[2]
+    query = [prefix + ".SCANDUMP", temp, 0] if filt.family != "cf" else ["CF.INFO", temp]
+    replies = yield ("pipe", key, [["DEL", temp], words, query, ["DEL", temp]])
     if filt.family == "cf":
-        server = dict(info_pairs(reply))
+        server = dict(info_pairs(replies[2]))
         mine = filt.info()
-        same = (int(server["Number of buckets"]) == mine["number_of_buckets"]
-                and int(server["Bucket size"]) == mine["bucket_size"]
-                and int(server["Expansion rate"]) == mine["expansion_rate"]
-                and int(server["Max iterations"]) == mine["max_iterations"])
+        same = all(int(server[a]) == mine[b] for a, b in [
+            ("Number of buckets", "number_of_buckets"), ("Bucket size", "bucket_size"),
+            ("Expansion rate", "expansion_rate"), ("Max iterations", "max_iterations")])
     else:
-        same = bytes(reply[1]) == filt._empty_header()
+        same = bytes(replies[2][1]) == filt._empty_header()
     if not same:
         raise ValueError(
             "%s: the server's %s.RESERVE with these options makes another filter than the one "
@@ -134,8 +116,8 @@ def _shape_check(conn: Any, node: str, key: str, temp: str, filt: Any) -> None:
             "or pull an empty filter reserved on that server and add to it" % (key, prefix))
 
 
-def _check_temp(conn: Any, node: str, temp: str, family: str) -> None:
-    kind = _text(run(conn, node, temp, "TYPE", temp))
+def _check_temp_op(temp: str, family: str):
+    kind = text((yield ("run", temp, ["TYPE", temp])))
     if kind != "none" and _native.family_of_type(kind) != family:
         raise LoadRefused(
             "%s (the temporary key of this push) exists and is a key of type %s: not left by "
@@ -146,52 +128,44 @@ class Target:
     """One filter to deliver: `filt` for `key`; `info` is "" (the key must be absent) or the
     family's INFO command (the key must be an empty filter)."""
 
-    def __init__(self, client: Any, key: str, filt: Any, info: str) -> None:
+    def __init__(self, key: str, filt: Any, info: str) -> None:
         self.key = key
         self.filt = filt
         self.info = info
         self.temp = _native.temp_key(key)
-        self.conn, self.node = node_client(client, key)
         self.run_id = ""
 
 
-def _ship_one(t: Target, sent: List[int], progress: Optional[Callable[[int], Any]]) -> None:
+def _ship_op(t: Target, sent: List[int], progress: Optional[Callable[[int], Any]]):
+    """Writes the filter under its temporary key from scratch, chunk after chunk."""
     prefix = _native.prefix(t.filt.family)
     chunks = t.filt.chunks()
     load = prefix + ".LOADCHUNK"
     begin: List[List[Any]] = [["DEL", t.temp]]
-    rest = chunks
+    rest = chunks[1:]
     if chunks:
         begin.append([load, t.temp, chunks[0][0], chunks[0][1]])
-        rest = chunks[1:]
     else:
-        # An empty Cuckoo filter has no header: the server's own reserve of its shape.
-        begin.append(["CF.RESERVE", t.temp, t.filt.info()["number_of_buckets"] * t.filt.info()["bucket_size"],
-                      "BUCKETSIZE", t.filt.info()["bucket_size"],
-                      "MAXITERATIONS", t.filt.info()["max_iterations"],
-                      "EXPANSION", t.filt.info()["expansion_rate"]])
+        # An empty Cuckoo filter has no header: the server reserves its very shape.
+        i = t.filt.info()
+        begin.append(["CF.RESERVE", t.temp, i["number_of_buckets"] * i["bucket_size"],
+                      "BUCKETSIZE", i["bucket_size"], "MAXITERATIONS", i["max_iterations"],
+                      "EXPANSION", i["expansion_rate"]])
     begin.append(["EVAL", _native.RUN_ID_SCRIPT, 1, t.temp])
-    replies = pipeline(t.conn, t.node, t.key, begin)
-    t.run_id = _text(replies[-1])
+    replies = yield ("pipe", t.key, begin)
+    t.run_id = text(replies[-1])
     for at in range(0, len(rest), CHUNKS_PER_ROUND):
         round_ = rest[at:at + CHUNKS_PER_ROUND]
-        pipeline(t.conn, t.node, t.key, [[load, t.temp, i, d] for i, d in round_])
+        yield ("pipe", t.key, [[load, t.temp, i, d] for i, d in round_])
         sent[0] += sum(len(d) for _, d in round_)
         if progress is not None:
             progress(sent[0])
 
 
-def _swap(t: Target, mode: str) -> int:
-    return int(run(t.conn, t.node, t.key, "EVAL", _native.SWAP_SCRIPT, 2, t.temp, t.key,
-                   t.run_id, t.info, mode))
-
-
-def _delete_temps(targets: Iterable[Target]) -> None:
-    for t in targets:
-        try:
-            t.conn.execute_command("DEL", t.temp)
-        except Exception:  # the connection may be gone: a later push replaces the key
-            pass
+def _swap_op(t: Target, mode: str):
+    reply = yield ("run", t.key, ["EVAL", _native.SWAP_SCRIPT, 2, t.temp, t.key, t.run_id,
+                                  t.info, mode])
+    return int(reply)
 
 
 def _refused(t: Target, reply: int) -> LoadRefused:
@@ -205,43 +179,47 @@ def _refused(t: Target, reply: int) -> LoadRefused:
     return LoadRefused("%s: received items during the load; left as it is" % t.key)
 
 
-def deliver(targets: List[Target], progress: Optional[Callable[[int], Any]] = None) -> int:
+def deliver_op(targets: List[Target], progress: Optional[Callable[[int], Any]] = None):
     """Ships every target under its temporary key, checks all, then renames each into
     place (the CLI's ship, `redbloom_client::ship::deliver`). Until the renames nothing of
     the targets changes: any exception before them (KeyboardInterrupt, a dropped
-    connection) deletes the temporary keys it can and propagates. Returns bytes sent."""
+    connection, a cancellation) deletes the temporary keys it can and propagates. Returns
+    the bytes sent."""
     sent = [0]
     try:
         for t in targets:
-            _check_temp(t.conn, t.node, t.temp, t.filt.family)
+            yield from _check_temp_op(t.temp, t.filt.family)
         for t in targets:
-            _ship_one(t, sent, progress)
+            yield from _ship_op(t, sent, progress)
         for t in targets:
-            reply = _swap(t, "check")
+            reply = yield from _swap_op(t, "check")
             if reply != 1:
                 raise _refused(t, reply)
+        for t in targets:
+            for attempt in range(1, ATTEMPTS + 1):
+                reply = yield from _swap_op(t, "swap")
+                if reply == 1:
+                    break
+                if reply in (-1, -2) and attempt < ATTEMPTS:
+                    yield from _ship_op(t, sent, progress)
+                    continue
+                raise _refused(t, reply)
     except BaseException:
-        _delete_temps(targets)
+        for t in targets:
+            yield ("quiet", t.temp, ["DEL", t.temp])
         raise
-    for t in targets:
-        for attempt in range(1, ATTEMPTS + 1):
-            reply = _swap(t, "swap")
-            if reply == 1:
-                break
-            if reply in (-1, -2) and attempt < ATTEMPTS:
-                _ship_one(t, sent, progress)
-                continue
-            _delete_temps(targets)
-            raise _refused(t, reply)
     return sent[0]
 
 
-def push(client: Any, key: str, filt: Any, progress: Optional[Callable[[int], Any]] = None) -> None:
+def push(client: Any, key: str, filt: Any, progress: Optional[Callable[[int], Any]] = None) -> Any:
     """`filt.push(client, key)`: see the method's documentation."""
-    conn, node = node_client(client, key)
-    if int(run(conn, node, key, "EXISTS", key)):
-        raise LoadRefused("%s already exists" % key)
-    target = Target(client, key, filt, "")
-    _check_temp(conn, node, target.temp, filt.family)
-    _shape_check(conn, node, key, target.temp, filt)
-    deliver([target], progress)
+
+    def op():
+        if int((yield ("run", key, ["EXISTS", key]))):
+            raise LoadRefused("%s already exists" % key)
+        target = Target(key, filt, "")
+        yield from _check_temp_op(target.temp, filt.family)
+        yield from _shape_op(key, target.temp, filt)
+        return (yield from deliver_op([target], progress))
+
+    return run(client, op())

@@ -222,17 +222,17 @@ impl Filter {
     /// Writes this filter to `key` through `client` (a redis-py `Redis` or `RedisCluster`),
     /// all or nothing: built under a temporary key in `key`'s slot and renamed into place
     /// once complete; `key` must not exist. An interrupt or a dropped connection leaves
-    /// `key` as it was. `progress`, if given, is called with the bytes sent so far.
+    /// `key` as it was. `progress`, if given, is called with the bytes sent so far. With a
+    /// `redis.asyncio` client it returns an awaitable.
     #[pyo3(signature = (client, key, progress = None))]
-    fn push(
-        slf: &Bound<'_, Self>,
-        client: &Bound<'_, PyAny>,
+    fn push<'py>(
+        slf: &Bound<'py, Self>,
+        client: &Bound<'py, PyAny>,
         key: &str,
-        progress: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<()> {
+        progress: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let io = slf.py().import("redbloom._io")?;
-        io.call_method1("push", (client, key, slf, progress))?;
-        Ok(())
+        io.call_method1("push", (client, key, slf, progress))
     }
 
     /// Pickling: the filter's family and SCANDUMP replies (so filters built in worker

@@ -4,14 +4,14 @@ server's RESERVE + adds build (SCANDUMP chunk for chunk), and answer the same.""
 import pytest
 
 import redbloom
-from redbloom import _io
+from redbloom import _drive, _io
 
 ITEMS = ["item:%d" % i for i in range(3000)] + [b"\x00\xffbytes", "caf\u00e9", ""]
 PROBES = ["item:%d" % i for i in range(2900, 6000)] + ["caf\u00e9", "cafe"]
 
 
 def server_chunks(client, prefix, key):
-    return _io.scandump(client, "test", prefix, key)
+    return _drive.run_sync(client, _io.scandump_op(prefix, key))
 
 
 @pytest.mark.parametrize("args,reserve", [

@@ -124,11 +124,19 @@ def test_server_errors_name_node_and_key(server, name):
     r = server.client()
     r.set(name, "v")
     with pytest.raises(TypeError, match="not a sharded filter descriptor"):
-        redbloom.ShardedFilter(r, name).layout
+        redbloom.ShardedFilter(r, name).layout()
+    r.delete(name)
+    f = redbloom.ShardedFilter(r, name)
+    f.create(100, shards=1)
+    member = f.layout().members[0]
+    r.delete(member)
+    r.set(member, "not a filter")
     with pytest.raises(redis.exceptions.ResponseError) as e:
-        redbloom._io.run(r, "127.0.0.1:%d" % server.port, name, "BF.ADD", name, "x")
+        f.add(["x"])
     assert isinstance(e.value, redbloom.ServerError)
-    assert str(e.value).endswith("(node 127.0.0.1:%d, key %s)" % (server.port, name))
+    assert e.value.key == member and e.value.node == "localhost:%d" % server.port
+    assert "WRONGTYPE Operation against a key holding the wrong kind of value" in str(e.value)
+    assert str(e.value).endswith("(node localhost:%d, key %s)" % (server.port, member))
 
 
 def test_cli_reads_python_snapshots_and_back(server, name, tmp_path):
