@@ -159,6 +159,17 @@ impl From<redis::ParsingError> for Error {
     }
 }
 
+impl From<redbloom_core::client_logic::LogicError> for Error {
+    fn from(e: redbloom_core::client_logic::LogicError) -> Error {
+        use redbloom_core::client_logic::LogicError;
+        match e {
+            LogicError::Usage(m) => Error::usage(m),
+            LogicError::File(m) => Error::file(m),
+            LogicError::Failed(m) => Error::new(m),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,16 +196,5 @@ mod tests {
         let e = Error::new("cannot connect to redis://:hunter2@h:1:\nrefused");
         assert_eq!(e.to_string(), "cannot connect to redis://:***@h:1: refused");
         assert!(!format!("{e:?}").contains("hunter2"));
-    }
-}
-
-impl From<redbloom_core::client_logic::LogicError> for Error {
-    fn from(e: redbloom_core::client_logic::LogicError) -> Error {
-        use redbloom_core::client_logic::LogicError;
-        match e {
-            LogicError::Usage(m) => Error::usage(m),
-            LogicError::File(m) => Error::file(m),
-            LogicError::Failed(m) => Error::new(m),
-        }
     }
 }

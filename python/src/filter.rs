@@ -68,6 +68,9 @@ pub fn wrap(py: Python<'_>, filter: Filter) -> PyResult<Py<PyAny>> {
     })
 }
 
+/// SCANDUMP replies as Python (iterator, bytes) pairs.
+type PyChunks<'py> = Vec<(i64, Bound<'py, PyBytes>)>;
+
 fn bool_list(list: &[bool], py: Python<'_>) -> PyResult<Py<PyAny>> {
     Ok(PyList::new(py, list)?.into_any().unbind())
 }
@@ -188,7 +191,7 @@ impl Filter {
 
     /// The SCANDUMP replies a server holding this filter gives: `[(iterator, data), …]`,
     /// the header first (empty for an empty Cuckoo filter).
-    fn chunks<'py>(&self, py: Python<'py>) -> PyResult<Vec<(i64, Bound<'py, PyBytes>)>> {
+    fn chunks<'py>(&self, py: Python<'py>) -> PyResult<PyChunks<'py>> {
         let chunks = py.detach(|| self.local.chunks());
         Ok(chunks
             .into_iter()
@@ -239,10 +242,7 @@ impl Filter {
     /// processes come back to the parent whole).
     fn __reduce__<'py>(
         slf: &Bound<'py, Self>,
-    ) -> PyResult<(
-        Bound<'py, PyAny>,
-        (&'static str, Vec<(i64, Bound<'py, PyBytes>)>),
-    )> {
+    ) -> PyResult<(Bound<'py, PyAny>, (&'static str, PyChunks<'py>))> {
         let py = slf.py();
         let rebuild = py.import("redbloom._native")?.getattr("from_chunks")?;
         let this = slf.borrow();

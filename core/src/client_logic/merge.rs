@@ -84,7 +84,7 @@ pub fn merge(locals: &[&Local], names: &[&str], intersect: bool) -> Result<Local
                 .collect();
             Local::Bloom(
                 Chain::merge(&chains, op, DEFAULT_MAX_FILTER_BYTES)
-                    .map_err(|e| refusal(e, &names))?,
+                    .map_err(|e| refusal(e, names))?,
             )
         }
         Family::Cbf => {
@@ -97,7 +97,7 @@ pub fn merge(locals: &[&Local], names: &[&str], intersect: bool) -> Result<Local
                 .collect();
             Local::Counting(
                 CountingChain::merge(&chains, op, DEFAULT_MAX_FILTER_BYTES)
-                    .map_err(|e| refusal(e, &names))?,
+                    .map_err(|e| refusal(e, names))?,
             )
         }
         Family::Cf => {
