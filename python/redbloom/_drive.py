@@ -12,12 +12,14 @@ Requests (tuples):
 - ``("groups", [(key, [words, …]), …])``: several such batches, one per node, run side by
   side (asyncio: concurrently); a list with, per batch, its replies or the exception.
 - ``("quiet", key, words)``: a command whose failure does not matter (a cleanup); None.
-- ``("refresh",)``: a cluster client reads the cluster's slot map again.
+- ``("refresh", seconds)``: after a pause of `seconds` (a failover takes a few), a cluster
+  client reads the cluster's slot map again.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any, Generator, List, Tuple
 
 import redis
@@ -101,8 +103,12 @@ def _sync(client: Any, req: Tuple[Any, ...]) -> Any:
             pass
         return None
     if kind == "refresh":
+        time.sleep(req[1])
         if isinstance(client, RedisCluster):
-            client.nodes_manager.initialize()
+            try:
+                client.nodes_manager.initialize()
+            except redis.exceptions.RedisError:
+                pass  # the next attempt tries again
         return None
     raise ValueError(kind)
 
@@ -180,8 +186,12 @@ async def _async(client: Any, req: Tuple[Any, ...]) -> Any:
             pass
         return None
     if kind == "refresh":
+        await asyncio.sleep(req[1])
         if isinstance(client, AsyncRedisCluster):
-            await client.nodes_manager.initialize()
+            try:
+                await client.nodes_manager.initialize()
+            except redis.exceptions.RedisError:
+                pass  # the next attempt tries again
         return None
     raise ValueError(kind)
 

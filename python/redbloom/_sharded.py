@@ -12,8 +12,10 @@ from . import _drive, _io, _native
 
 #: Items per INSERT / MEXISTS command (as the CLI sends them).
 ITEMS_PER_COMMAND = 1000
-#: Times a round is resent after the cluster moved a slot (MOVED/ASK) or a node failed.
-ROUND_ATTEMPTS = 5
+#: Times a round is sent at most: again after the cluster moved a slot (MOVED/ASK) or a
+#: node failed, after pauses of 0.1 s doubling up to 2 s (about 8 s in all: a failover
+#: with a node timeout of a few seconds fits).
+ROUND_ATTEMPTS = 8
 
 
 def _as_bytes(item: Any) -> bytes:
@@ -134,7 +136,7 @@ class ShardedFilter:
             if not failed:
                 return out
             pending = failed
-            yield ("refresh",)
+            yield ("refresh", min(0.1 * 2 ** attempt, 2.0))
         return out
 
     def add(self, items: Iterable[Any]) -> Any:
