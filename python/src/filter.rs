@@ -9,6 +9,7 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 use redbloom_core::client_logic::built::{Built, Limits};
 use redbloom_core::client_logic::family::{Family, FilterSpec};
 use redbloom_core::client_logic::snapshot::{encode, open_file, Local};
+use redbloom_core::client_logic::words;
 use redbloom_core::counting::{CountingAdd, CountingChain};
 use redbloom_core::cuckoo::CuckooHash;
 use redbloom_core::limits::{BF_DEFAULT_EXPANSION, DEFAULT_MAX_FILTER_BYTES};
@@ -93,7 +94,10 @@ impl Filter {
                     redbloom_core::bloom::AddOutcome::Added => Ok(true),
                     redbloom_core::bloom::AddOutcome::Exists => Ok(false),
                     other => Err(to_py(redbloom_core::client_logic::LogicError::Failed(
-                        format!("the filter refuses the item ({other:?})"),
+                        format!(
+                            "the filter refuses the item ({})",
+                            words::add_outcome(&other)
+                        ),
                     ))),
                 }
             }
@@ -101,7 +105,10 @@ impl Filter {
             {
                 CountingAdd::Added => Ok(true),
                 other => Err(to_py(redbloom_core::client_logic::LogicError::Failed(
-                    format!("the filter refuses the item ({other:?})"),
+                    format!(
+                        "the filter refuses the item ({})",
+                        words::counting_add(&other)
+                    ),
                 ))),
             },
             Local::Cuckoo(_) => {
@@ -367,7 +374,9 @@ impl CountingBloomFilter {
             !non_scaling,
             DEFAULT_MAX_FILTER_BYTES,
         )
-        .map_err(|e| PyValueError::new_err(format!("cannot make the filter: {e:?}")))?;
+        .map_err(|e| {
+            PyValueError::new_err(format!("cannot make the filter: {}", words::link_error(&e)))
+        })?;
         Ok((CountingBloomFilter, made(spec, Local::Counting(chain))))
     }
 }
