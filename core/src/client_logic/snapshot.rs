@@ -372,10 +372,12 @@ mod tests {
         );
         // A header the core refuses is an error too, naming the file.
         let bogus = encode(Family::Bf, &[(1, vec![0xff; 40])]);
-        assert!(open_file("b.snap", &bogus)
-            .unwrap_err()
-            .to_string()
-            .starts_with("b.snap: the dump does not load"));
+        assert_eq!(
+            open_file("b.snap", &bogus).unwrap_err(),
+            LogicError::File(
+                "b.snap: the dump does not load (malformed or inconsistent data)".into()
+            )
+        );
         assert!(matches!(
             open_file("e", &encode(Family::Cf, &[])).unwrap(),
             Local::EmptyCuckoo
