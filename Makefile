@@ -8,7 +8,7 @@ TARGET_DIR = $(eval TARGET_DIR := $(call target_dir_of,))$(TARGET_DIR)
 FUZZ_TARGET_DIR = $(eval FUZZ_TARGET_DIR := $(call target_dir_of,--manifest-path fuzz/Cargo.toml))$(FUZZ_TARGET_DIR)
 MODULE = $(TARGET_DIR)/release/libredbloom.so
 
-.PHONY: all deps test-deps build run test test-redis test-redis8 test-valkey test-valkey9 test-fuzz test-docker lint fmt bench bench-e2e bench-stall bench-info bench-load docker clean fuzz valgrind sizing-charts merge-chart
+.PHONY: all deps test-deps build run test test-python test-redis test-redis8 test-valkey test-valkey9 test-fuzz test-docker lint fmt bench bench-e2e bench-stall bench-info bench-load docker clean fuzz valgrind sizing-charts merge-chart
 
 all: build
 
@@ -40,7 +40,7 @@ endif
 ## Everything CI runs: formatting, lints, unit tests, the integration tests against
 ## Redis 7 (Debian's redis-server), Redis 8.2, Valkey 8.1 and Valkey 9.1, every fuzz target built and
 ## run over its seeds, and the module built from exactly what docker/Dockerfile copies.
-test: test-deps lint test-redis test-redis8 test-valkey test-valkey9 test-fuzz test-docker
+test: test-deps lint test-redis test-redis8 test-valkey test-valkey9 test-fuzz test-docker test-python
 
 ## docker/Dockerfile's copy set builds the module and the CLI every image copies, for each
 ## image of `make docker` (no Docker engine needed; the build is incremental in
@@ -82,6 +82,21 @@ test-fuzz: test-deps
 	    || { cat $(FUZZ_TARGET_DIR)/seeds-$$t.log; echo "fuzz target $$t failed on its seeds"; exit 1; }; \
 	  echo "fuzz target $$t: $$(ls fuzz/seeds/$$t | wc -l) seeds pass"; \
 	done
+
+## The Python package (python/): its abi3 wheel built by maturin (from PyPI, into .venv) and
+## installed there, then its pytest suite against real servers (a single server, a replica,
+## a 3-master cluster) on Redis 7 (Debian's), Redis 8.2 and Valkey 8.1, with the module and
+## the CLI of the debug build (the CLI reads and writes what Python does).
+PYTEST = .venv/bin/python -m pytest -q -p no:cacheprovider python/tests
+test-python: test-deps
+	$(CARGO) build -p redbloom -p redbloom-cli
+	.venv/bin/pip install --quiet --disable-pip-version-check 'maturin>=1.16,<2'
+	rm -rf $(TARGET_DIR)/wheels
+	.venv/bin/maturin build --quiet --release -m python/Cargo.toml -o $(TARGET_DIR)/wheels
+	.venv/bin/pip install --quiet --disable-pip-version-check --force-reinstall --no-deps $(TARGET_DIR)/wheels/redbloom-*.whl
+	$(PYTEST)
+	REDBLOOM_SERVER=$$(scripts/redis8-server.sh) $(PYTEST)
+	REDBLOOM_SERVER=$$(scripts/valkey-server.sh) $(PYTEST)
 
 lint:
 	$(CARGO) fmt --all --check

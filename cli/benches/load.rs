@@ -142,7 +142,7 @@ fn main() {
         let mut built = load::Built::new(&spec, spec.capacity).unwrap();
         built.add_all(&items[..n]).unwrap();
         let build = t.elapsed().as_secs_f64();
-        conn.pipeline(&built.loadchunks("loaded")).unwrap();
+        conn.pipeline(&load::loadchunks(&built, "loaded")).unwrap();
         let total = t.elapsed().as_secs_f64();
         let loaded = n as f64 / total;
         let a: Vec<u8> = redis::cmd("DUMP").arg("madd").query(&mut plain).unwrap();

@@ -53,7 +53,7 @@ pub fn run(args: LoadArgs, json: bool) -> Result<()> {
     let mut built = ship::reserved(
         &mut conn,
         family,
-        spec.reserve(&temp, spec.capacity),
+        redbloom_client::family::reserve(&spec, &temp, spec.capacity),
         &temp,
         &limits,
     )
@@ -110,7 +110,8 @@ fn run_static(args: LoadArgs, json: bool) -> Result<()> {
     })?;
     reading.finish_and_clear();
     let items = keys.len() as u64;
-    let built = Built::build_static(keys, rate, &limits).map_err(|e| e.context(&args.key))?;
+    let built =
+        Built::build_static(keys, rate, &limits).map_err(|e| Error::from(e).context(&args.key))?;
     ship_built(&mut conn, &args.key, &built, items, json)
 }
 

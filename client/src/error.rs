@@ -108,45 +108,9 @@ pub fn plain(e: &redis::RedisError) -> String {
     redact(&text.replacen(&kind, "", 1))
 }
 
-/// The core's refusals in words (never their debug names).
-pub mod words {
-    use redbloom_core::bloom::{AddOutcome, DumpError, LinkError};
-    use redbloom_core::static_filter::BuildError;
-
-    pub fn link_error(e: &LinkError) -> &'static str {
-        match e {
-            LinkError::Invalid => "its capacity or error rate makes no filter",
-            LinkError::TooLarge => "it would be larger than the filter size limit",
-            LinkError::OutOfMemory => "out of memory",
-        }
-    }
-
-    pub fn add_outcome(outcome: &AddOutcome) -> String {
-        match outcome {
-            AddOutcome::Added | AddOutcome::Exists => "added".to_string(),
-            AddOutcome::Full => "the non-scaling filter is full".to_string(),
-            AddOutcome::GrowFailed(e) => format!("the filter cannot grow: {}", link_error(e)),
-        }
-    }
-
-    pub fn dump_error(e: &DumpError) -> &'static str {
-        match e {
-            DumpError::BadData => "malformed or inconsistent data",
-            DumpError::NoLink => "a chunk lies past the filter's end",
-            DumpError::TooBig => "a chunk runs past the end of its part of the filter",
-        }
-    }
-
-    pub fn build_error(e: &BuildError) -> &'static str {
-        match e {
-            BuildError::BadErrorRate => "the error rate is out of range",
-            BuildError::TooManyItems => "too many distinct items",
-            BuildError::TooLarge => "it would be larger than the filter size limit",
-            BuildError::OutOfMemory => "out of memory",
-            BuildError::Unpeelable => "no construction succeeded (duplicate item keys?)",
-        }
-    }
-}
+/// The core's refusals in words (never their debug names), defined in
+/// [`redbloom_core::client_logic::words`].
+pub use redbloom_core::client_logic::words;
 
 impl Error {
     /// A failure ([`Error::Failed`]).
@@ -249,6 +213,17 @@ impl From<std::io::Error> for Error {
 impl From<redis::ParsingError> for Error {
     fn from(e: redis::ParsingError) -> Error {
         Error::new(e.to_string())
+    }
+}
+
+impl From<redbloom_core::client_logic::LogicError> for Error {
+    fn from(e: redbloom_core::client_logic::LogicError) -> Error {
+        use redbloom_core::client_logic::LogicError;
+        match e {
+            LogicError::Usage(m) => Error::usage(m),
+            LogicError::File(m) => Error::file(m),
+            LogicError::Failed(m) => Error::new(m),
+        }
     }
 }
 

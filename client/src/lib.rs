@@ -16,7 +16,10 @@ pub mod shard;
 pub mod shard_drop;
 pub mod shard_io;
 pub mod shard_load;
-pub mod slot;
+pub mod slot {
+    //! Redis Cluster's key-to-slot rule ([`redbloom_core::client_logic::slot`]).
+    pub use redbloom_core::client_logic::slot::*;
+}
 
 pub use conn::Conn;
 pub use error::{mask_url, redact, Error, Result};

@@ -22,13 +22,13 @@ pub struct MergeOptions {
 
 /// The usage error of `--intersect` on Cuckoo filters.
 fn no_cuckoo_intersect() -> Error {
-    Error::usage("--intersect applies to bf and cbf filters only (CF.MERGE is a union)")
+    Error::usage(redbloom_core::client_logic::merge::NO_CUCKOO_INTERSECT)
 }
 
 /// The refusal of a merge of static filters: SF has no merge (a static filter is built
 /// once, from a whole set).
 pub fn no_static_merge() -> Error {
-    Error::new("static filters do not merge: build one filter of the union of their items")
+    Error::new(redbloom_core::client_logic::merge::NO_STATIC_MERGE)
 }
 
 /// `PREFIX.MERGE dest numkeys sources… [OVERRIDE] [INTERSECT]`.
@@ -38,7 +38,7 @@ pub fn merge_command(
     sources: &[&str],
     options: MergeOptions,
 ) -> redis::Cmd {
-    let mut cmd = family.command("MERGE");
+    let mut cmd = crate::family::command(family, "MERGE");
     cmd.arg(dest).arg(sources.len()).arg(sources);
     if options.override_dest {
         cmd.arg("OVERRIDE");

@@ -3,7 +3,7 @@
 
 use crate::conn::Conn;
 use crate::error::{Error, Result};
-use crate::family::mexists;
+use crate::family::{insert, mexists};
 use crate::shard::{route, Descriptor};
 use crate::slot::key_slot;
 use redis::Value;
@@ -159,7 +159,7 @@ impl Descriptor {
     ) -> Result<Vec<i64>> {
         let spec = self.spec.clone();
         self.per_item(conn, items, before, durable, progress, &|key, iter| {
-            spec.insert(key, iter)
+            insert(&spec, key, iter)
         })
     }
 

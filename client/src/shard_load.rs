@@ -72,7 +72,9 @@ impl ShardLoad<'_> {
         for (m, share) in shares.iter().enumerate() {
             self.members[m]
                 .add_within(share, self.added[m], &self.limits)
-                .map_err(|e| e.context(format!("{}: member {}", d.name, d.members[m])))?;
+                .map_err(|e| {
+                    Error::from(e).context(format!("{}: member {}", d.name, d.members[m]))
+                })?;
             self.added[m] += share.len() as u64;
         }
         Ok(())

@@ -19,69 +19,16 @@
 
 use crate::conn::Conn;
 use crate::error::{Error, Result};
-use crate::family::Family;
+use crate::family::{command, Family};
 use crate::load::{Built, Limits};
 use crate::shard::info_pairs;
-use crate::slot::{hashed_part, key_slot};
+pub use redbloom_core::client_logic::ship::{temp_key, RUN_ID, SWAP, TEMP_SUFFIX};
 use redis::{FromRedisValue, Value};
 
-/// What a temporary key's name adds to its target's.
-pub const TEMP_SUFFIX: &str = ":redbloom-load";
 /// Times a ship starts over (after a reconnection or a failover) before it fails.
 const ATTEMPTS: u32 = 3;
 /// Data chunks (at most 16 MiB each) per pipelined round.
 const CHUNKS_PER_ROUND: usize = 2;
-
-/// The node's identity: its `run_id` (new at every start of the server process).
-const RUN_ID: &str = "return string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')";
-
-/// KEYS: temp, target. ARGV: the run_id the ship began on; '' (the target must be absent)
-/// or the INFO command of the family (the target must be an empty filter); 'check' (only
-/// the checks) or 'swap'.
-/// Replies 1 (renamed), 0 (target exists / holds items), -1 (another node or process),
-/// -2 (no temp key), -3 (target missing).
-const SWAP: &str = r"
-if string.match(redis.call('INFO', 'server'), 'run_id:(%x+)') ~= ARGV[1] then return -1 end
-if redis.call('EXISTS', KEYS[1]) == 0 then return -2 end
-if ARGV[2] == '' then
-  if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
-else
-  if redis.call('EXISTS', KEYS[2]) == 0 then return -3 end
-  local info = redis.call(ARGV[2], KEYS[2])
-  for i = 1, #info - 1, 2 do
-    -- Field names come as status replies (tables {ok = name}) or bulk strings.
-    local name = info[i]
-    if type(name) == 'table' then name = name['ok'] end
-    if name == 'Number of items inserted' and info[i + 1] ~= 0 then return 0 end
-  end
-end
-if ARGV[3] == 'check' then return 1 end
-redis.call('RENAME', KEYS[1], KEYS[2])
-return 1
-";
-
-/// The temporary key a load of `key` builds under: in `key`'s hash slot, so RENAME works on
-/// a cluster, and the same for every run, so a run replaces what an interrupted one left:
-/// `key` + [`TEMP_SUFFIX`] when `key` has a hash tag (`{user}:seen` → `{user}:seen:redbloom-load`),
-/// `{key}` + the suffix otherwise (`seen` → `{seen}:redbloom-load`), or, for a key whose
-/// braces would change the slot, a tag searched for the same slot
-/// (`{redbloom-load.<n>}:key`).
-pub fn temp_key(key: &str) -> String {
-    let slot = key_slot(key.as_bytes());
-    let tagged = hashed_part(key.as_bytes()).len() < key.len();
-    let candidate = if tagged {
-        format!("{key}{TEMP_SUFFIX}")
-    } else {
-        format!("{{{key}}}{TEMP_SUFFIX}")
-    };
-    if key_slot(candidate.as_bytes()) == slot && !key.is_empty() {
-        return candidate;
-    }
-    (0u64..)
-        .map(|n| format!("{{redbloom-load.{n}}}:{key}"))
-        .find(|k| key_slot(k.as_bytes()) == slot)
-        .expect("every slot is reached")
-}
 
 /// Fails when `key` exists: a load never overwrites (checked again at its end).
 pub fn ensure_absent(conn: &mut Conn, key: &str) -> Result<()> {
@@ -126,14 +73,14 @@ fn shape_query(family: Family, key: &str) -> Result<redis::Cmd> {
 /// The empty filter a shape query's reply describes, built here.
 fn from_shape(family: Family, reply: Value, limits: &Limits) -> Result<Built> {
     match family {
-        Family::Cf => Built::from_cuckoo_info(&info_pairs(&reply), limits),
+        Family::Cf => Ok(Built::from_cuckoo_info(&info_pairs(&reply), limits)?),
         _ => {
             let parts = Vec::<Value>::from_redis_value(reply)?;
             let header = match parts.get(1) {
                 Some(Value::Nil) | None => Vec::new(),
                 Some(v) => Vec::<u8>::from_redis_value(v.clone())?,
             };
-            Built::from_bloom_header(&header, limits)
+            Ok(Built::from_bloom_header(&header, limits)?)
         }
     }
 }
@@ -213,8 +160,7 @@ impl<'s> Ship<'s> {
 }
 
 fn loadchunk(family: Family, key: &str, iter: i64, data: &[u8]) -> redis::Cmd {
-    family
-        .command("LOADCHUNK")
+    command(family, "LOADCHUNK")
         .arg(key)
         .arg(iter)
         .arg(data)
@@ -287,7 +233,9 @@ fn ship_once(
         if round.len() == CHUNKS_PER_ROUND {
             if let Err(e) = send(conn, &mut round, &mut round_bytes, ship) {
                 early = Some(e);
-                return Err(Error::new("stopped"));
+                return Err(redbloom_core::client_logic::LogicError::Failed(
+                    "stopped".into(),
+                ));
             }
         }
         Ok(())
@@ -328,7 +276,7 @@ fn delete_temps(conn: &mut Conn, temps: &[String]) {
 /// the same SCANDUMP header.
 fn holds(conn: &mut Conn, key: &str, built: &Built) -> bool {
     let family = built.family();
-    let Ok(reply) = conn.query::<Vec<Value>>(family.command("SCANDUMP").arg(key).arg(0)) else {
+    let Ok(reply) = conn.query::<Vec<Value>>(command(family, "SCANDUMP").arg(key).arg(0)) else {
         return false;
     };
     matches!(reply.get(1), Some(v) if Vec::<u8>::from_redis_value(v.clone()).ok() == Some(built.header()))
@@ -452,37 +400,5 @@ fn interrupted_text(targets: &[Target<'_>]) -> String {
     match targets {
         [one] => format!("interrupted: {} is unchanged", one.key),
         _ => format!("interrupted: the {} members are unchanged", targets.len()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn temp_keys_share_the_target_slot() {
-        assert_eq!(temp_key("seen"), "{seen}:redbloom-load");
-        assert_eq!(temp_key("{user}:seen"), "{user}:seen:redbloom-load");
-        assert_eq!(temp_key("{s0.10}:users"), "{s0.10}:users:redbloom-load");
-        for key in [
-            "seen",
-            "{user}:seen",
-            "a}b",
-            "{}x",
-            "x{y",
-            "",
-            "{a{b}c",
-            "}{",
-            "🦀",
-        ] {
-            let temp = temp_key(key);
-            assert_eq!(
-                key_slot(temp.as_bytes()),
-                key_slot(key.as_bytes()),
-                "{key} → {temp}"
-            );
-            assert_ne!(temp, key);
-        }
-        assert!(temp_key("a}b").starts_with("{redbloom-load."));
     }
 }

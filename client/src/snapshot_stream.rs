@@ -8,14 +8,11 @@
 use crate::conn::Conn;
 use crate::error::{Error, Result};
 use crate::family::Family;
-use crate::snapshot::{
-    filter_family, parse_line, scandump_each, Local, FILE_VERSION, MAGIC, MAX_LINE,
+use crate::snapshot::{filter_family, scandump_each, Local, FILE_VERSION, MAGIC};
+use redbloom_core::client_logic::snapshot::{
+    after_end, damaged, not_snapshot, parse_line, truncated, MAX_LINE,
 };
-use redbloom_core::bloom::dump as bloom_dump;
-use redbloom_core::counting::dump as counting_dump;
-use redbloom_core::cuckoo::dump as cuckoo_dump;
 use redbloom_core::cuckoo::CuckooHash;
-use redbloom_core::static_filter::dump as static_dump;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 use xxhash_rust::xxh3::Xxh3;
@@ -141,9 +138,15 @@ fn needed_bytes(local: &Local, items: &[Vec<u8>]) -> Option<Vec<u64>> {
 
 /// Writes `data` (a record whose next iterator is `iter`) into `local`: whole (`needed`
 /// `None`), or only its bytes at the offsets of `needed`.
-fn load_record(local: &mut Local, iter: i64, data: &[u8], needed: Option<&[u64]>) -> Result<()> {
+fn load_record(
+    local: &mut Local,
+    iter: i64,
+    data: &[u8],
+    needed: Option<&[u64]>,
+    name: &str,
+) -> Result<()> {
     let Some(needed) = needed else {
-        return local.load_chunk(iter, data);
+        return Ok(local.load_chunk(iter, data, name)?);
     };
     // The record covers [start, start + len) of the concatenated arrays.
     let len = data.len() as u64;
@@ -158,7 +161,7 @@ fn load_record(local: &mut Local, iter: i64, data: &[u8], needed: Option<&[u64]>
     for &offset in needed[from..].iter().take_while(|&&o| o < start + len) {
         let byte = data[(offset - start) as usize];
         if byte != 0 {
-            local.load_chunk((offset + 2) as i64, &[byte])?;
+            local.load_chunk((offset + 2) as i64, &[byte], name)?;
         }
     }
     Ok(())
@@ -177,9 +180,7 @@ pub fn check_reader(name: &str, reader: impl Read, items: &[Vec<u8>]) -> Result<
         let mut byte = [0u8; 1];
         let n = input.read(&mut byte).map_err(read_error)?;
         if n == 0 || line.len() == MAX_LINE {
-            return Err(bad(
-                "not a redbloom snapshot file (no snapshot header line)".into(),
-            ));
+            return Err(not_snapshot(name).into());
         }
         if byte[0] == b'\n' {
             break;
@@ -195,7 +196,7 @@ pub fn check_reader(name: &str, reader: impl Read, items: &[Vec<u8>]) -> Result<
         read: 0,
         length: length as u64,
     };
-    let damaged = || bad("damaged snapshot file (its checksum does not match)".into());
+    let damaged = || Error::from(damaged(name));
     // Whatever goes wrong before the end is told once the length and checksum are known
     // good (a truncated or damaged file is refused as such first).
     let mut problem: Option<Error> = None;
@@ -231,11 +232,13 @@ pub fn check_reader(name: &str, reader: impl Read, items: &[Vec<u8>]) -> Result<
             continue;
         }
         let outcome = match local.as_mut() {
-            None => Local::from_header(family, &buf, name).map(|l| {
-                needed = needed_bytes(&l, items);
-                local = Some(l);
-            }),
-            Some(l) => load_record(l, iter, &buf, needed.as_deref()),
+            None => Local::from_header(family, &buf, name)
+                .map(|l| {
+                    needed = needed_bytes(&l, items);
+                    local = Some(l);
+                })
+                .map_err(Error::from),
+            Some(l) => load_record(l, iter, &buf, needed.as_deref(), name),
         };
         if let Err(e) = outcome {
             problem = Some(Error::file(e.message()));
@@ -247,7 +250,7 @@ pub fn check_reader(name: &str, reader: impl Read, items: &[Vec<u8>]) -> Result<
     }
     let after = stream.drain().map_err(read_error)?;
     if after > 0 {
-        return Err(bad(format!("{after} bytes after the end of the snapshot")));
+        return Err(after_end(name, after).into());
     }
     if stream.read != stream.length {
         return Err(stream.truncated(name));
@@ -263,7 +266,9 @@ pub fn check_reader(name: &str, reader: impl Read, items: &[Vec<u8>]) -> Result<
         None if family == Family::Cf => Local::EmptyCuckoo,
         None => return Err(bad("empty dump".into())),
     };
-    local.check_complete(name)?;
+    local
+        .check_complete(name)
+        .map_err(|e| Error::file(e.message()))?;
     Ok(items.iter().map(|item| local.contains(item)).collect())
 }
 
@@ -304,11 +309,7 @@ impl<R: Read> Records<R> {
 
     fn truncated(&mut self, name: &str) -> Error {
         let _ = self.drain();
-        Error::file(format!(
-            "{name}: truncated snapshot file ({} of its {} bytes after the header line)",
-            self.read.min(self.length),
-            self.length
-        ))
+        truncated(name, self.read.min(self.length), self.length).into()
     }
 
     /// The truncation when the input was shorter than its line says, else `problem`.
@@ -317,70 +318,8 @@ impl<R: Read> Records<R> {
             return self.truncated(name);
         }
         if self.read > self.length {
-            return Error::file(format!(
-                "{name}: {} bytes after the end of the snapshot",
-                self.read - self.length
-            ));
+            return after_end(name, self.read - self.length).into();
         }
         problem
-    }
-}
-
-impl Local {
-    /// The empty filter a dump's header describes (its data arrive in later chunks); its
-    /// memory is zeroed and untouched, so not resident until written.
-    pub fn from_header(family: Family, header: &[u8], key: &str) -> Result<Local> {
-        use crate::error::words::dump_error;
-        use redbloom_core::limits::DEFAULT_MAX_FILTER_BYTES as MAX;
-        let err = |what: String| Error::new(format!("{key}: the dump does not load ({what})"));
-        Ok(match family {
-            Family::Bf => Local::Bloom(
-                bloom_dump::chain_from_header(header, MAX)
-                    .map_err(|e| err(dump_error(&e).into()))?,
-            ),
-            Family::Cf => Local::Cuckoo(
-                cuckoo_dump::filter_from_header(header, MAX).map_err(|e| err(e.to_string()))?,
-            ),
-            Family::Cbf => Local::Counting(
-                counting_dump::chain_from_header(header, MAX)
-                    .map_err(|e| err(dump_error(&e).into()))?,
-            ),
-            Family::Sf => Local::Static(
-                static_dump::filter_from_header(header, MAX)
-                    .map_err(|e| err(dump_error(&e).into()))?,
-            ),
-        })
-    }
-
-    /// LOADCHUNK of one data chunk into this filter.
-    pub fn load_chunk(&mut self, iter: i64, data: &[u8]) -> Result<()> {
-        use crate::error::words::dump_error;
-        let err = |what: String| Error::new(format!("the dump does not load ({what})"));
-        match self {
-            Local::Bloom(c) => {
-                bloom_dump::load_chunk(c, iter, data).map_err(|e| err(dump_error(&e).into()))
-            }
-            Local::Counting(c) => {
-                counting_dump::load_chunk(c, iter, data).map_err(|e| err(dump_error(&e).into()))
-            }
-            Local::Cuckoo(f) => {
-                cuckoo_dump::load_chunk(f, iter, data).map_err(|e| err(e.to_string()))
-            }
-            Local::Static(f) => {
-                static_dump::load_chunk(f, iter, data).map_err(|e| err(dump_error(&e).into()))
-            }
-            Local::EmptyCuckoo => Err(err("an empty Cuckoo filter has no data".into())),
-        }
-    }
-
-    /// Refuses a static filter some of whose data never came.
-    fn check_complete(&self, name: &str) -> Result<()> {
-        match self {
-            Local::Static(f) if !f.is_complete() => Err(Error::file(format!(
-                "{name}: the dump does not load ({} bytes of data missing)",
-                f.pending()
-            ))),
-            _ => Ok(()),
-        }
     }
 }

@@ -23,7 +23,8 @@
 //! (`rdb`, over the shared field stream of [`rdb`]), the filters also with their SCANDUMP
 //! codec (`dump`). [`hash`] holds the hash functions, [`limits`] every default and limit,
 //! [`memory`] the fallible buffers every array is allocated with, and [`fmt`] the number
-//! formatting the replies need.
+//! formatting the replies need. [`client_logic`] is what every client of the server (the
+//! `redbloom` CLI, the Python package) shares, without I/O.
 //!
 //! # Loading a SCANDUMP into a local filter
 //!
@@ -68,6 +69,7 @@
 #![forbid(unsafe_code)]
 
 pub mod bloom;
+pub mod client_logic;
 pub mod cms;
 pub mod counting;
 pub mod cuckoo;

@@ -1,0 +1,178 @@
+"""Side-by-side speed of redbloom's Python package (python/bench/bench.py; docs/benchmarks.md).
+
+Installs the libraries it compares with from PyPI into the running interpreter's
+environment (rbloom 1.5.4, pybloom-live 4.0.0, fastbloom-rs 0.5.10; `make run` never does),
+then, in one run, interleaved round by round, medians:
+
+1. local filters: ns per item of adds and lookups in batches of 1,000 and one call per item;
+2. a sharded filter through a 3-master cluster against redis-py's own `bf().madd` /
+   `bf().mexists` on one key of the same cluster (items/s);
+3. a 10M-item local filter's memory: its bytes as the server counts them, and what the
+   process grew by.
+
+Run from the repository root with the package installed: `.venv/bin/python python/bench/bench.py
+[local] [sharded] [memory]` (all three by default).
+"""
+
+import gc
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PINS = ["rbloom==1.5.4", "pybloom-live==4.0.0", "fastbloom-rs==0.5.10"]
+
+subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                *PINS], check=True)
+
+import fastbloom_rs  # noqa: E402
+import pybloom_live  # noqa: E402
+import rbloom  # noqa: E402
+
+import redbloom  # noqa: E402
+
+CAPACITY = 1_000_000
+RATE = 0.01
+BATCH = 1000
+ROUNDS = 7
+N = 100_000  # items per round and library
+ITEMS = ["item:%d" % i for i in range(N)]
+PROBES = ["probe:%d" % i for i in range(N)]
+
+
+def batches(xs):
+    return [xs[i:i + BATCH] for i in range(0, len(xs), BATCH)]
+
+
+# Each library: make, add a batch, look a batch up (a list of bools), add one, look one up.
+LIBS = {
+    "redbloom": (lambda: redbloom.BloomFilter(CAPACITY, RATE),
+                 lambda f, b: f.add_many(b), lambda f, b: f.contains_many(b),
+                 lambda f, x: f.add(x), lambda f, x: x in f),
+    "rbloom": (lambda: rbloom.Bloom(CAPACITY, RATE),
+               lambda f, b: f.update(b), lambda f, b: [x in f for x in b],
+               lambda f, x: f.add(x), lambda f, x: x in f),
+    "fastbloom-rs": (lambda: fastbloom_rs.FilterBuilder(CAPACITY, RATE).build_bloom_filter(),
+                     lambda f, b: f.add_str_batch(b), lambda f, b: f.contains_str_batch(b),
+                     lambda f, x: f.add_str(x), lambda f, x: f.contains_str(x)),
+    "pybloom-live": (lambda: pybloom_live.BloomFilter(CAPACITY, RATE),
+                     lambda f, b: [f.add(x) for x in b], lambda f, b: [x in f for x in b],
+                     lambda f, x: f.add(x), lambda f, x: x in f),
+}
+
+
+def timed(fn):
+    gc.disable()
+    t = time.perf_counter_ns()
+    fn()
+    took = time.perf_counter_ns() - t
+    gc.enable()
+    return took / N
+
+
+def local_round(name, results, items_b, probes_b):
+    make, add_b, has_b, add_1, has_1 = LIBS[name]
+    f = make()
+    results[name]["add x1000"].append(timed(lambda: [add_b(f, b) for b in items_b]))
+    results[name]["contains x1000"].append(timed(lambda: [has_b(f, b) for b in probes_b]))
+    g = make()
+    results[name]["add x1"].append(timed(lambda: [add_1(g, x) for x in ITEMS]))
+    results[name]["contains x1"].append(timed(lambda: [has_1(g, x) for x in PROBES]))
+
+
+def local():
+    kinds = ["add x1000", "contains x1000", "add x1", "contains x1"]
+    results = {n: {k: [] for k in kinds} for n in LIBS}
+    items_b, probes_b = batches(ITEMS), batches(PROBES)
+    names = list(LIBS)
+    for r in range(ROUNDS):
+        for name in names[r % len(names):] + names[:r % len(names)]:  # rotate the order
+            local_round(name, results, items_b, probes_b)
+    print("\n## Local filters (capacity %d, error rate %g, %d items per round, %d rounds; "
+          "ns per item, medians; ratio: redbloom / other)\n" % (CAPACITY, RATE, N, ROUNDS))
+    print("| operation | " + " | ".join(names) + " | redbloom / rbloom |")
+    print("|---|" + "---:|" * (len(names) + 1))
+    for k in kinds:
+        med = {n: statistics.median(results[n][k]) for n in names}
+        print("| %s | %s | %.2f |" % (k, " | ".join("%.0f" % med[n] for n in names),
+                                     med["redbloom"] / med["rbloom"]))
+
+
+def sharded():
+    sys.path.insert(0, os.path.join(ROOT, "python", "tests"))
+    import servers
+    from redis.cluster import RedisCluster
+    cluster = servers.Cluster()
+    try:
+        rc = RedisCluster(host="127.0.0.1", port=cluster.nodes[0].port)
+        total = 200_000
+        items = ["u%d" % i for i in range(total)]
+        chunks = [items[i:i + 10_000] for i in range(0, total, 10_000)]
+        res = {"sharded add": [], "sharded contains": [], "madd": [], "mexists": []}
+        for r in range(5):
+            f = redbloom.ShardedFilter(rc, "bench:%d" % r)
+            f.create(total, 0.01, shards=6)
+            rc.bf().create("{one}:%d" % r, 0.01, total)
+            t = time.perf_counter()
+            for c in chunks:
+                f.add(c)
+            res["sharded add"].append(total / (time.perf_counter() - t))
+            t = time.perf_counter()
+            for c in chunks:
+                rc.bf().madd("{one}:%d" % r, *c)
+            res["madd"].append(total / (time.perf_counter() - t))
+            t = time.perf_counter()
+            for c in chunks:
+                rc.bf().mexists("{one}:%d" % r, *c)
+            res["mexists"].append(total / (time.perf_counter() - t))
+            t = time.perf_counter()
+            for c in chunks:
+                f.contains(c)
+            res["sharded contains"].append(total / (time.perf_counter() - t))
+        med = {k: statistics.median(v) for k, v in res.items()}
+        print("\n## Through a 3-master cluster (%d items in calls of 10,000, 5 rounds; items/s, "
+              "medians)\n" % total)
+        print("| operation | redbloom ShardedFilter (6 members) | redis-py on one key | ratio |")
+        print("|---|---:|---:|---:|")
+        print("| add | %.0f | %.0f (`bf().madd`) | %.2f |" % (
+            med["sharded add"], med["madd"], med["sharded add"] / med["madd"]))
+        print("| lookup | %.0f | %.0f (`bf().mexists`) | %.2f |" % (
+            med["sharded contains"], med["mexists"], med["sharded contains"] / med["mexists"]))
+    finally:
+        cluster.stop()
+
+
+def rss() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def trimmed_rss() -> int:
+    """RSS once the C allocator has returned the freed temporaries (the items' lists) to
+    the system: what the process holds."""
+    import ctypes
+    gc.collect()
+    ctypes.CDLL("libc.so.6").malloc_trim(0)
+    return rss()
+
+
+def memory():
+    before = trimmed_rss()
+    f = redbloom.BloomFilter(10_000_000, RATE)
+    for b in range(0, 10_000_000, 100_000):
+        f.add_many(["m%d" % i for i in range(b, b + 100_000)])
+    grew = trimmed_rss() - before
+    size = f.info()["size"]
+    print("\n## A 10M-item local Bloom filter (error rate %g)\n" % RATE)
+    print("| its size as BF.INFO counts it | the process grew by | difference |")
+    print("|---:|---:|---:|")
+    print("| %d | %d | %d |" % (size, grew, grew - size))
+
+
+if __name__ == "__main__":
+    print("redbloom Python bench; CPython %s; %s" % (sys.version.split()[0], os.uname().machine))
+    parts = sys.argv[1:] or ["local", "sharded", "memory"]
+    for part in parts:
+        {"local": local, "sharded": sharded, "memory": memory}[part]()
