@@ -755,20 +755,20 @@ fn command_metadata_is_complete() {
             .iter()
             .map(Reply::text)
             .collect();
-        assert_eq!(bloom.len(), 13);
+        assert_eq!(bloom.len(), 14);
         assert!(bloom.iter().all(|c| c.starts_with("bf.")));
         let cuckoo = call(&mut conn, "ACL CAT cuckoo").array();
-        assert_eq!(cuckoo.len(), 15);
+        assert_eq!(cuckoo.len(), 16);
         let counting = call(&mut conn, "ACL CAT cbf").array();
-        assert_eq!(counting.len(), 14);
+        assert_eq!(counting.len(), 15);
         let topk = call(&mut conn, "ACL CAT topk").array();
-        assert_eq!(topk.len(), 7);
+        assert_eq!(topk.len(), 8);
         let tdigest: Vec<String> = call(&mut conn, "ACL CAT tdigest")
             .array()
             .iter()
             .map(Reply::text)
             .collect();
-        assert_eq!(tdigest.len(), 14);
+        assert_eq!(tdigest.len(), 15);
         assert!(tdigest.iter().all(|c| c.starts_with("tdigest.")));
     }
     call(

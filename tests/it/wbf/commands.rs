@@ -564,7 +564,7 @@ fn copy_events_and_info() {
         .collect();
     if categories.contains(&"wbf".to_string()) {
         let wbf = call(&mut conn, "ACL CAT wbf").array();
-        assert_eq!(wbf.len(), 10);
+        assert_eq!(wbf.len(), 11);
     }
 }
 
