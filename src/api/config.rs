@@ -58,5 +58,8 @@ pub fn declare_module_options(ctx: &Context) {
     if offers_atomic_slot_migration(ctx) {
         options |= HANDLE_ATOMIC_SLOT_MIGRATION;
     }
-    unsafe { raw::RedisModule_SetModuleOptions.unwrap()(ctx.ctx, options) };
+    // Present on every server the module loads on (Redis 6+); never a panic at load.
+    if let Some(set) = unsafe { raw::RedisModule_SetModuleOptions } {
+        unsafe { set(ctx.ctx, options) };
+    }
 }
