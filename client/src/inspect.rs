@@ -11,7 +11,6 @@ use crate::error::Result;
 use crate::family::{key_family, Family};
 use crate::shard::{info_pairs, Descriptor};
 use crate::snapshot::{scandump_each, Local};
-use redbloom_core::bloom::blocked::BLOCK_BITS;
 use redbloom_core::bloom::Chain;
 use redbloom_core::counting::CountingChain;
 use redbloom_core::cuckoo::CuckooFilter;
@@ -168,11 +167,10 @@ fn bloom_links(chain: &Chain, counts: &Counts) -> Vec<LinkReport> {
         .iter()
         .enumerate()
         .map(|(i, l)| {
+            // The link's own shape (bits, hashes, layout), its set bits counted here.
             let fill = LinkFill {
                 set: counts.used[i],
-                bits: l.bits(),
-                hashes: l.hashes(),
-                block_bits: chain.is_blocked().then_some(BLOCK_BITS),
+                ..l.fill_figures()
             };
             bloom_like(l.entries(), l.items(), fill, l.error(), l.bytes())
         })
@@ -185,11 +183,10 @@ fn counting_links(chain: &CountingChain, counts: &Counts) -> Vec<LinkReport> {
         .iter()
         .enumerate()
         .map(|(i, l)| {
+            // The link's own shape (bits, hashes, layout), its set bits counted here.
             let fill = LinkFill {
                 set: counts.used[i],
-                bits: l.bits(),
-                hashes: l.hashes(),
-                block_bits: None,
+                ..l.fill_figures()
             };
             bloom_like(l.entries(), l.items(), fill, l.error(), l.bytes())
         })
