@@ -122,6 +122,12 @@ impl Cluster {
         }
         panic!("no owner for slot {slot}");
     }
+
+    /// The shard serving `key` and the next one, the migration's target: their indexes.
+    pub fn migration_pair(&self, key: &str) -> (usize, usize) {
+        let from = self.owner(key);
+        (from, (from + 1) % self.shards.len())
+    }
 }
 
 /// A slot's move from one master to another.

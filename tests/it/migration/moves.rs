@@ -116,8 +116,7 @@ fn every_type_moves_whole_with_its_slot() {
         return;
     }
     let cluster = Cluster::start();
-    let from = cluster.owner(KEYS[0]);
-    let to = (from + 1) % 3;
+    let (from, to) = cluster.migration_pair(KEYS[0]);
     let (source, target) = (&cluster.shards[from], &cluster.shards[to]);
     let mut conn = source.master.raw();
     fill(&mut conn);
@@ -174,8 +173,7 @@ fn a_cancelled_migration_leaves_nothing_on_the_target() {
         return;
     }
     let cluster = Cluster::start();
-    let from = cluster.owner(KEYS[0]);
-    let to = (from + 1) % 3;
+    let (from, to) = cluster.migration_pair(KEYS[0]);
     let (source, target) = (&cluster.shards[from], &cluster.shards[to]);
     let mut conn = source.master.raw();
     fill(&mut conn);

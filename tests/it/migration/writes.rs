@@ -116,8 +116,7 @@ fn writes_during_the_snapshot_and_the_stream_arrive() {
         return;
     }
     let cluster = Cluster::start();
-    let from = cluster.owner(KEYS[0]);
-    let to = (from + 1) % 3;
+    let (from, to) = cluster.migration_pair(KEYS[0]);
     let (source, target) = (&cluster.shards[from], &cluster.shards[to]);
     let mut conn = source.master.raw();
     fill(&mut conn);
@@ -234,8 +233,7 @@ fn sf_build_from_says_when_a_migration_is_in_its_way() {
         return;
     }
     let cluster = Cluster::start();
-    let from = cluster.owner(KEYS[0]);
-    let to = (from + 1) % 3;
+    let (from, to) = cluster.migration_pair(KEYS[0]);
     let (source, target) = (&cluster.shards[from], &cluster.shards[to]);
     let mut conn = source.master.raw();
     fill_source(&mut conn);
