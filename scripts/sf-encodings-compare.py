@@ -4,61 +4,24 @@ server CPU per queried item from INFO commandstats, rounds interleaved, medians.
 
     scripts/sf-encodings-compare.py /abs/path/libredbloom.so [N] [ROUNDS] [redis-server]
 """
-import os, statistics, subprocess, sys, tempfile, time, socket
+import statistics, sys
+
+import resp_server
 
 module = sys.argv[1]
 n = int(sys.argv[2]) if len(sys.argv) > 2 else 1_000_000
 rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 7
 server_bin = sys.argv[4] if len(sys.argv) > 4 else "redis-server"
 
-def encode(args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
-
-class Conn:
-    def __init__(self, port):
-        self.s = socket.create_connection(("127.0.0.1", port))
-        self.f = self.s.makefile("rb")
-    def send(self, *args):
-        self.s.sendall(encode(args))
-    def read(self):
-        line = self.f.readline()[:-2]
-        t, rest = line[:1], line[1:]
-        if t == b"+": return rest.decode()
-        if t == b"-": raise RuntimeError(rest.decode())
-        if t == b":": return int(rest)
-        if t == b"$":
-            l = int(rest)
-            return None if l < 0 else self.f.read(l + 2)[:-2]
-        if t == b"*": return [self.read() for _ in range(int(rest))]
-        raise RuntimeError(line)
-    def call(self, *args):
-        self.send(*args)
-        return self.read()
-
-port = 24000 + os.getpid() % 1000
-proc = subprocess.Popen([server_bin, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                         "--dir", tempfile.mkdtemp(), "--loadmodule", module], stdout=subprocess.DEVNULL)
+proc, c = resp_server.start(server_bin, module, 24000)
 try:
-    for _ in range(100):
-        try:
-            c = Conn(port)
-            break
-        except OSError:
-            time.sleep(0.1)
     c.call("CONFIG", "SET", "bf.max-filter-bytes", str(1 << 40))
     items = ["user:%d" % i for i in range(n)]
     c.call("SF.BUILD", "ribbon", "0.01", "ITEMS", *items)
     c.call("SF.BUILD", "fuse", "0.01", "ENCODING", "FUSE", "ITEMS", *items)
 
     def usec(command):
-        for line in c.call("INFO", "commandstats").decode().splitlines():
-            if line.startswith("cmdstat_%s:" % command):
-                return int(line.split("usec=")[1].split(",")[0])
-        return 0
+        return resp_server.usec(c, command)
 
     def run(key, batch, queries):
         cmd = "sf.exists" if batch == 1 else "sf.mexists"

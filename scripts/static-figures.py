@@ -11,59 +11,17 @@ Server CPU per item is INFO commandstats' usec over the items the commands carri
 STATIC_CHART=DIR (matplotlib installed) it also writes DIR/static-memory.csv and
 DIR/static-memory.svg: the bits per item of each structure, the chart of docs/static.md.
 """
-import os, socket, subprocess, sys, tempfile, time
+import os, sys
+
+import resp_server
+from resp_server import usec
 
 module = sys.argv[1]
 n = int(sys.argv[2]) if len(sys.argv) > 2 else 1_000_000
 server_bin = sys.argv[3] if len(sys.argv) > 3 else "redis-server"
 
-def encode(args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
-
-class Conn:
-    def __init__(self, port):
-        self.s = socket.create_connection(("127.0.0.1", port))
-        self.f = self.s.makefile("rb")
-    def send(self, *args):
-        self.s.sendall(encode(args))
-    def read(self):
-        line = self.f.readline()[:-2]
-        t, rest = line[:1], line[1:]
-        if t == b"+": return rest.decode()
-        if t == b"-": raise RuntimeError(rest.decode())
-        if t == b":": return int(rest)
-        if t == b"$":
-            l = int(rest)
-            if l < 0: return None
-            d = self.f.read(l + 2)[:-2]
-            return d
-        if t == b"*": return [self.read() for _ in range(int(rest))]
-        raise RuntimeError(line)
-    def call(self, *args):
-        self.send(*args)
-        return self.read()
-
 def start():
-    port = 23000 + os.getpid() % 1000
-    d = tempfile.mkdtemp()
-    p = subprocess.Popen([server_bin, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                          "--dir", d, "--loadmodule", module], stdout=subprocess.DEVNULL)
-    for _ in range(100):
-        try:
-            return p, Conn(port)
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError("no server")
-
-def usec(conn, command):
-    for line in conn.call("INFO", "commandstats").decode().splitlines():
-        if line.startswith("cmdstat_%s:" % command):
-            return int(line.split("usec=")[1].split(",")[0])
-    return 0
+    return resp_server.start(server_bin, module, 23000)
 
 items = ["user:%d" % i for i in range(n)]
 proc, c = start()
