@@ -111,7 +111,13 @@ impl Layout {
     /// Each item's member index (XXH3-64 of its bytes mod the member count).
     fn route(&self, py: Python<'_>, items: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
         let items = Items::collect(items)?;
+        let slices = items.slices();
         let shards = self.inner.shards();
-        Ok(py.detach(|| items.slices().iter().map(|s| route(s, shards)).collect()))
+        let route_all = || slices.iter().map(|s| route(s, shards)).collect();
+        Ok(crate::items::maybe_detach(
+            py,
+            items.release_gil(),
+            route_all,
+        ))
     }
 }
