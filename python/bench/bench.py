@@ -102,9 +102,23 @@ def local():
                                      med["redbloom"] / med["rbloom"]))
 
 
-def sharded():
+def servers_module():
+    """python/tests/servers.py, its servers loading the release build of the module
+    (REDBLOOM_MODULE overrides; `cargo build --release -p redbloom` makes it): a debug
+    build would time the server's work, not the client's."""
     sys.path.insert(0, os.path.join(ROOT, "python", "tests"))
     import servers
+    if "REDBLOOM_MODULE" not in os.environ:
+        release = os.path.join(str(servers._target_dir()), "release", "libredbloom.so")
+        if not os.path.exists(release):
+            sys.exit("build the release module first: cargo build --release -p redbloom")
+        os.environ["REDBLOOM_MODULE"] = release
+    print("\n(module: %s)" % os.environ["REDBLOOM_MODULE"])
+    return servers
+
+
+def sharded():
+    servers = servers_module()
     from redis.cluster import RedisCluster
     cluster = servers.Cluster()
     try:
@@ -151,8 +165,7 @@ def copy():
     REDBLOOM_SERVER): batches of 1,000 and single `in`, of items the filter holds (answered
     by the copy alone), of items it does not hold (one SCANDUMP header check per call), and
     of a static filter's copy (no check); against BF.MEXISTS / BF.EXISTS on the server."""
-    sys.path.insert(0, os.path.join(ROOT, "python", "tests"))
-    import servers
+    servers = servers_module()
     server = servers.Server()
     try:
         r = server.client()

@@ -4,7 +4,7 @@
 use crate::errors::to_py;
 use crate::items::Items;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyList};
 use redbloom_core::client_logic::family::{Family, FilterSpec};
 use redbloom_core::client_logic::sharding::{self, route};
 use std::collections::HashMap;
@@ -106,6 +106,31 @@ impl Layout {
                     .collect()
             })
             .collect()
+    }
+
+    /// The items as bytes (a str as its UTF-8, as the routing reads it), and for each
+    /// member the positions of its items and those bytes, in order: a sharded add's or
+    /// lookup's plan in one pass.
+    #[allow(clippy::type_complexity)]
+    fn group<'py>(
+        &self,
+        py: Python<'py>,
+        items: &Bound<'py, PyAny>,
+    ) -> PyResult<(Bound<'py, PyList>, Vec<(Vec<usize>, Bound<'py, PyList>)>)> {
+        let items = Items::collect(items)?;
+        let shards = self.inner.shards();
+        let all = PyList::empty(py);
+        let mut groups: Vec<(Vec<usize>, Bound<'py, PyList>)> = (0..shards)
+            .map(|_| (Vec::new(), PyList::empty(py)))
+            .collect();
+        for (at, s) in items.slices().iter().enumerate() {
+            let bytes = PyBytes::new(py, s);
+            let (indices, data) = &mut groups[route(s, shards) as usize];
+            indices.push(at);
+            data.append(&bytes)?;
+            all.append(bytes)?;
+        }
+        Ok((all, groups))
     }
 
     /// Each item's member index (XXH3-64 of its bytes mod the member count).
