@@ -76,6 +76,8 @@ unsafe fn str_view<'a>(py: Python<'_>, obj: *mut ffi::PyObject) -> PyResult<&'a 
 unsafe fn view<'a>(py: Python<'_>, obj: *mut ffi::PyObject) -> Option<PyResult<&'a [u8]>> {
     // SAFETY: the caller's (a live object, the GIL held); the type objects are statics
     // of the interpreter.
+    #[cfg(windows)]
+    let _ = py;
     unsafe {
         let ty = ffi::Py_TYPE(obj);
         let exact_str = std::ptr::eq(ty, &raw mut ffi::PyUnicode_Type);
