@@ -133,8 +133,9 @@ pub struct Items<'py> {
     /// Copies of the bytearrays (each a heap buffer that does not move).
     _copies: Vec<Vec<u8>>,
     /// Each item's bytes: borrowed from `_holder`'s items or `_copies`, so valid while this
-    /// value lives (and, unless `frozen`, while the GIL stays held); handed out only through
-    /// [`Items::slices`], which ties them to `&self`.
+    /// value lives (and, unless `frozen`, while no Python code runs: the GIL held, nothing
+    /// called that could run Python code); handed out only through [`Items::slices`], which
+    /// ties them to `&self`.
     views: Vec<&'py [u8]>,
 }
 
@@ -144,9 +145,20 @@ impl<'py> Items<'py> {
     /// enough to release the GIL ([`RELEASE_GIL_AT`]): then it is copied into a tuple
     /// first (the items' references, not their bytes); any other iterable is made a tuple.
     pub fn collect(iterable: &Bound<'py, PyAny>) -> PyResult<Items<'py>> {
+        Items::collect_as(iterable, false)
+    }
+
+    /// [`Items::collect`], a list always copied into a tuple: for a caller that makes
+    /// Python objects while it reads the views (an allocation may run a garbage
+    /// collection, and a finalizer could change the list).
+    pub fn collect_frozen(iterable: &Bound<'py, PyAny>) -> PyResult<Items<'py>> {
+        Items::collect_as(iterable, true)
+    }
+
+    fn collect_as(iterable: &Bound<'py, PyAny>, freeze: bool) -> PyResult<Items<'py>> {
         let py = iterable.py();
         let (holder, frozen) = if let Ok(list) = iterable.cast_exact::<PyList>() {
-            if list.len() >= RELEASE_GIL_AT {
+            if freeze || list.len() >= RELEASE_GIL_AT {
                 (list.to_tuple().into_any(), true)
             } else {
                 (list.clone().into_any(), false)

@@ -117,7 +117,8 @@ impl Layout {
         py: Python<'py>,
         items: &Bound<'py, PyAny>,
     ) -> PyResult<(Bound<'py, PyList>, Vec<(Vec<usize>, Bound<'py, PyList>)>)> {
-        let items = Items::collect(items)?;
+        // Frozen: bytes and lists are made while the views are read.
+        let items = Items::collect_frozen(items)?;
         let shards = self.inner.shards();
         let all = PyList::empty(py);
         let mut groups: Vec<(Vec<usize>, Bound<'py, PyList>)> = (0..shards)
