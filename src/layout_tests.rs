@@ -41,13 +41,9 @@ fn crate_paths(text: &str) -> Vec<String> {
 #[test]
 fn shared_code_imports_no_family() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    // A family's folder is named after its prefix, but XF's (`expandable`, as its core's).
     let families: Vec<&str> = crate::FAMILIES
         .iter()
-        .map(|family| match family.prefix {
-            "xf" => "expandable",
-            prefix => prefix,
-        })
+        .map(|family| family.folder())
         .collect();
     assert_eq!(families.len(), 9);
     let mut files = Vec::new();

@@ -28,15 +28,13 @@ fn error(text: &'static str) -> RedisError {
     RedisError::Str(text)
 }
 
-/// The reply to an insert or a creation the core refused.
-fn refused(e: &XfError) -> &'static str {
+/// The reply to what the core refused: its own text (`XfError`'s Display is the reply),
+/// but for the ceiling, which names the limit that refused (`bf.max-filter-bytes` or the
+/// memory left under maxmemory).
+fn refused(e: XfError) -> String {
     match e {
-        XfError::TooLarge => crate::write::too_large(),
-        XfError::OutOfMemory => errors::INSUFFICIENT_MEMORY,
-        XfError::BadErrorRate => errors::ERROR_RATE_RANGE,
-        XfError::BadCapacity => errors::CAPACITY_RANGE,
-        XfError::Exhausted => errors::XF_EXHAUSTED,
-        _ => errors::RECEIVED_BAD_DATA,
+        XfError::TooLarge => crate::write::too_large().to_string(),
+        e => e.to_string(),
     }
 }
 
@@ -59,11 +57,9 @@ fn create_in<'k>(
     params: XfParams,
     write: &mut Write,
 ) -> Result<&'k mut XfValue, RedisError> {
-    let filter = XFilter::new(params, write.max_bytes()).map_err(|e| {
-        error(match e {
-            XfError::OutOfMemory => errors::INSUFFICIENT_MEMORY_TO_CREATE,
-            e => refused(&e),
-        })
+    let filter = XFilter::new(params, write.max_bytes()).map_err(|e| match e {
+        XfError::OutOfMemory => error(errors::INSUFFICIENT_MEMORY_TO_CREATE),
+        e => RedisError::String(refused(e)),
     })?;
     write.created(creation(&params));
     key.set(&EXPANDABLE_TYPE, Box::new(XfValue::Ready(filter)))
@@ -157,7 +153,7 @@ pub fn add(ctx: &Context, args: &Args) -> RedisResult {
         Ok(()) => reply_bool(ctx, true),
         Err(e) => {
             write.item_failed(&e.to_string());
-            Err(error(refused(&e)))
+            Err(RedisError::String(refused(e)))
         }
     }
 }
@@ -185,7 +181,7 @@ pub fn madd(ctx: &Context, args: &Args) -> RedisResult {
             Ok(()) => reply.boolean(true),
             Err(e) => {
                 write.item_failed(&e.to_string());
-                reply.error(refused(&e));
+                reply.error(&refused(e));
             }
         }
     }
@@ -365,9 +361,9 @@ pub fn scandump(ctx: &Context, args: &Args) -> RedisResult {
     let filter = complete(&key)?;
     let iter = args.integer(2).ok_or(error(errors::SCANDUMP_NOT_NUMERIC))?;
     let (next, data) = if iter == 0 {
-        (1, super::value::dump_header(filter))
+        (1, redbloom_core::expandable::header(filter))
     } else {
-        super::value::dump_chunk(filter, iter).unwrap_or((0, Vec::new()))
+        redbloom_core::expandable::chunk(filter, iter).unwrap_or((0, Vec::new()))
     };
     Ok(RedisValue::Array(vec![
         RedisValue::Integer(next),
@@ -392,14 +388,14 @@ pub fn loadchunk(ctx: &Context, args: &Args) -> RedisResult {
         KeyState::Empty if iter == 1 => {
             let max_bytes = crate::write::Limit::of(ctx).limit_for(0);
             let value =
-                Loading::start(data, max_bytes).map_err(|_| error(errors::RECEIVED_BAD_DATA))?;
+                Loading::start(data, max_bytes).map_err(|e| RedisError::String(refused(e)))?;
             key.set(&EXPANDABLE_TYPE, Box::new(value))?;
         }
         KeyState::Empty => return Err(error(errors::NOT_FOUND)),
         KeyState::Other => return Err(RedisError::WrongType),
         KeyState::Ours(XfValue::Ready(_)) => return Err(error(errors::ITEM_EXISTS)),
         KeyState::Ours(value) => tracked(value, |v| v.load_chunk(iter, data))
-            .map_err(|_| error(errors::RECEIVED_BAD_DATA))?,
+            .map_err(|e| RedisError::String(refused(e)))?,
     }
     ctx.replicate_verbatim();
     notify_write(ctx, args);

@@ -2,32 +2,31 @@
 //! and counted. A key holds a complete filter, or one that XF.LOADCHUNK is still loading
 //! (its header and the chunks so far; no command but XF.LOADCHUNK reads it).
 //!
-//! **RDB layout** (encoding [`EXPANDABLE_ENCODING`]): an unsigned kind, then for a complete
-//! filter ([`COMPLETE`]) the core's encoding of it as one buffer (`rdb::encode`, which
-//! `rdb::decode` checks whole), for a loading one ([`LOADING`]) the header buffer, the
-//! number of chunks, and each chunk's iterator and buffer — replayed through the core's
-//! loader, so a saved partial load passes the same checks as one sent by a client.
+//! **RDB layout** (the core's `rdb::save_xf`): the SCANDUMP header as one buffer, the
+//! number of chunks, then each chunk as a buffer. A partial load is saved the same way
+//! with the chunks it has, its header followed by one byte, [`PARTIAL`] (no header is
+//! that long: the core's `load_xf` and tools refuse it), and comes back as a partial
+//! load. A value saved complete must load complete: RESTORE of a payload missing chunks,
+//! or whose header announces more than its chunks hold, is refused, never made a partial
+//! load. Every value goes through the core's loader, so what RDB or RESTORE brings passes
+//! the checks XF.LOADCHUNK runs.
 
 use crate::api::types::{type_methods, AofWriter, ModuleValue, RdbReader, Snapshot, TypeStats};
 use crate::stats::EXPANDABLE_STATS;
-use redbloom_core::expandable::dump::{self as xf_dump, Loader};
-use redbloom_core::expandable::{rdb as xf_rdb, XFilter, XfError};
-use redbloom_core::health::{self, label, Health, Value};
+use redbloom_core::expandable::rdb::{save_xf, XF_ENCODING};
+use redbloom_core::expandable::{self as xf, Loader, XFilter, XfError};
+use redbloom_core::health::{label, Health, Value};
 use redbloom_core::memory::Relocator;
 use redbloom_core::rdb::{FieldReader, FieldWriter};
 use redis_module::native_types::RedisType;
 
-/// The type's RDB encoding version.
-pub const EXPANDABLE_ENCODING: i32 = 1;
-/// The first RDB field of a complete filter.
-const COMPLETE: u64 = 0;
-/// The first RDB field of a filter XF.LOADCHUNK is loading.
-const LOADING: u64 = 1;
+/// The byte after the header of a partial load's RDB value.
+const PARTIAL: u8 = b'P';
 
 /// The expandable filter type: redbloom's own (RedisBloom and valkey-bloom refuse it), a
 /// 9-character name of its own.
 pub static EXPANDABLE_TYPE: RedisType =
-    RedisType::new("RBexpandF", EXPANDABLE_ENCODING, type_methods::<XfValue>());
+    RedisType::new("RBexpandF", XF_ENCODING, type_methods::<XfValue>());
 
 /// What an XF key holds.
 #[derive(Debug)]
@@ -37,8 +36,8 @@ pub enum XfValue {
 }
 
 /// A filter XF.LOADCHUNK is loading: the core's loader, and what it was given (to save
-/// and copy the partial load).
-#[derive(Debug)]
+/// the partial load and to emit it in an AOF rewrite).
+#[derive(Clone, Debug)]
 pub struct Loading {
     loader: Loader,
     max_bytes: u64,
@@ -46,30 +45,22 @@ pub struct Loading {
     chunks: Vec<(i64, Vec<u8>)>,
 }
 
+/// The XF.LOADCHUNK iterator of a chunk (the one after its last partition, as SCANDUMP
+/// numbers them), read from its first 12 bytes; `None` for a chunk too short to say.
+fn chunk_iter(data: &[u8]) -> Option<i64> {
+    let first = u64::from_le_bytes(data.get(..8)?.try_into().ok()?);
+    let count = u32::from_le_bytes(data.get(8..12)?.try_into().ok()?);
+    i64::try_from(first.checked_add(u64::from(count))?.checked_add(1)?).ok()
+}
+
 impl Loading {
     /// A key's value after the header at iterator 1, under the ceiling `max_bytes`.
     pub fn start(header: &[u8], max_bytes: u64) -> Result<XfValue, XfError> {
-        let loader = Loader::from_header(header, max_bytes)?;
-        let loading = Loading {
-            loader,
-            max_bytes,
-            header: header.to_vec(),
-            chunks: Vec::new(),
-        };
-        loading.complete_if_done()
+        Loading::replay(header.to_vec(), Vec::new(), max_bytes)
     }
 
-    /// The filter once the loader has every chunk (and it passes every check), else the
-    /// loading value itself.
-    fn complete_if_done(self) -> Result<XfValue, XfError> {
-        if self.loader.is_complete() {
-            Ok(XfValue::Ready(self.loader.finish()?))
-        } else {
-            Ok(XfValue::Loading(Box::new(self)))
-        }
-    }
-
-    /// A fresh loader given the same header and chunks (a copy, an RDB load).
+    /// The value a header and chunks make: the filter once the loader has every chunk
+    /// (and the whole passes every check), else the partial load.
     fn replay(
         header: Vec<u8>,
         chunks: Vec<(i64, Vec<u8>)>,
@@ -79,17 +70,21 @@ impl Loading {
         for (iter, data) in &chunks {
             loader.load_chunk(*iter, data)?;
         }
-        Loading {
+        if loader.is_complete() {
+            return loader.finish().map(XfValue::Ready);
+        }
+        Ok(XfValue::Loading(Box::new(Loading {
             loader,
             max_bytes,
             header,
             chunks,
-        }
-        .complete_if_done()
+        })))
     }
 
     fn bytes(&self) -> usize {
-        self.header.len() + self.chunks.iter().map(|(_, c)| c.len() + 8).sum::<usize>()
+        std::mem::size_of::<Loading>()
+            + self.header.len()
+            + self.chunks.iter().map(|(_, c)| c.len() * 2).sum::<usize>()
     }
 }
 
@@ -106,51 +101,40 @@ impl XfValue {
             loading.chunks.push((iter, data.to_vec()));
             return Ok(());
         }
-        // The value before this chunk, in case the whole filter fails its checks.
-        let before = Loading::replay(
-            loading.header.clone(),
-            loading.chunks.clone(),
-            loading.max_bytes,
-        )?;
-        let XfValue::Loading(taken) = std::mem::replace(self, before) else {
-            return Err(XfError::BadData);
-        };
-        *self = XfValue::Ready(taken.loader.finish()?);
-        Ok(())
+        match loading.loader.clone().finish() {
+            Ok(filter) => {
+                *self = XfValue::Ready(filter);
+                Ok(())
+            }
+            Err(e) => {
+                // Back to the value before this chunk (a rare path: a forged last chunk
+                // that passed its own checks but not the whole's).
+                let (header, chunks) = (loading.header.clone(), loading.chunks.clone());
+                *self = Loading::replay(header, chunks, loading.max_bytes)?;
+                Err(e)
+            }
+        }
     }
-}
-
-/// The SCANDUMP header of a complete filter.
-pub fn dump_header(filter: &XFilter) -> Vec<u8> {
-    xf_dump::header(filter)
-}
-
-/// The SCANDUMP chunk at `iter` and the iterator after it; `None` past the end.
-pub fn dump_chunk(filter: &XFilter, iter: i64) -> Option<(i64, Vec<u8>)> {
-    xf_dump::chunk(filter, iter)
 }
 
 impl ModuleValue for XfValue {
     fn save<W: FieldWriter>(&self, out: &mut W) {
         match self {
-            XfValue::Ready(f) => {
-                out.unsigned(COMPLETE);
-                out.buffer(&xf_rdb::encode(f));
-            }
+            XfValue::Ready(f) => save_xf(f, out),
             XfValue::Loading(l) => {
-                out.unsigned(LOADING);
-                out.buffer(&l.header);
+                let mut header = l.header.clone();
+                header.push(PARTIAL);
+                out.buffer(&header);
                 out.unsigned(l.chunks.len() as u64);
-                for (iter, data) in &l.chunks {
-                    out.unsigned(*iter as u64);
+                for (_, data) in &l.chunks {
                     out.buffer(data);
                 }
             }
         }
     }
 
-    /// The memory ceiling is not applied: the data already exists (sizes are still
-    /// checked against the bytes present before anything is allocated).
+    /// The memory ceiling is not applied: the data already exists (the loader still
+    /// checks every size against the bytes present before allocating).
     fn load(input: &mut RdbReader, encver: i32) -> Option<Self> {
         load_fields(input, encver)
     }
@@ -160,9 +144,9 @@ impl ModuleValue for XfValue {
     fn aof_rewrite(&self, aof: &mut AofWriter) {
         match self {
             XfValue::Ready(f) => {
-                aof.emit_chunk(c"XF.LOADCHUNK", 1, &xf_dump::header(f));
+                aof.emit_chunk(c"XF.LOADCHUNK", 1, &xf::header(f));
                 let mut iter = 1;
-                while let Some((next, data)) = xf_dump::chunk(f, iter) {
+                while let Some((next, data)) = xf::chunk(f, iter) {
                     aof.emit_chunk(c"XF.LOADCHUNK", next, &data);
                     iter = next;
                 }
@@ -177,20 +161,17 @@ impl ModuleValue for XfValue {
     }
 
     fn mem_usage(&self) -> usize {
-        std::mem::size_of::<Self>()
-            + match self {
-                XfValue::Ready(f) => f.memory_bytes(),
-                XfValue::Loading(l) => std::mem::size_of::<Loading>() + l.bytes(),
-            }
+        match self {
+            XfValue::Ready(f) => f.memory_bytes(),
+            XfValue::Loading(l) => l.bytes(),
+        }
     }
 
     fn try_clone(&self) -> Option<Self> {
-        match self {
-            XfValue::Ready(f) => Some(XfValue::Ready(f.clone())),
-            XfValue::Loading(l) => {
-                Loading::replay(l.header.clone(), l.chunks.clone(), u64::MAX).ok()
-            }
-        }
+        Some(match self {
+            XfValue::Ready(f) => XfValue::Ready(f.clone()),
+            XfValue::Loading(l) => XfValue::Loading(l.clone()),
+        })
     }
 
     fn snapshot(&self) -> Snapshot {
@@ -208,50 +189,30 @@ impl ModuleValue for XfValue {
         &EXPANDABLE_STATS
     }
 
-    /// Over its rate when the bound its entries guarantee exceeds the rate asked (the
-    /// structure keeps it under by design: the alert would reveal a defect).
     fn alerts(&self) -> u8 {
         match self {
-            XfValue::Ready(f) => {
-                let info = f.info();
-                if health::over(info.fp_bound, info.error_rate) {
-                    health::OVER_FP
-                } else {
-                    0
-                }
-            }
+            XfValue::Ready(f) => f.alerts(),
             XfValue::Loading(_) => 0,
         }
     }
 
+    /// The core's figures; of a partial load, the same labels with nothing known yet.
     fn health(&self) -> Health {
-        let alerts = self.alerts();
-        let fields = match self {
-            XfValue::Ready(f) => {
-                let info = f.info();
-                vec![
-                    (label::ESTIMATED_FP, Value::Double(info.fp_bound)),
-                    (label::TARGET_FP, Value::Double(info.error_rate)),
-                    (label::ITEMS, Value::Integer(info.items as i64)),
-                    (label::CAPACITY, Value::Integer(info.capacity as i64)),
-                    ("partitions", Value::Integer(info.partitions as i64)),
-                    ("bits_per_item", Value::Double(info.bits_per_item)),
-                    ("complete", Value::Integer(1)),
-                    (label::ALERTS, Value::Integer(i64::from(alerts))),
-                ]
-            }
-            XfValue::Loading(_) => vec![
-                (label::ESTIMATED_FP, Value::Null),
-                (label::TARGET_FP, Value::Null),
-                (label::ITEMS, Value::Integer(0)),
-                (label::CAPACITY, Value::Null),
-                ("partitions", Value::Null),
-                ("bits_per_item", Value::Null),
-                ("complete", Value::Integer(0)),
-                (label::ALERTS, Value::Integer(i64::from(alerts))),
-            ],
-        };
-        Health { fields, alerts }
+        match self {
+            XfValue::Ready(f) => f.health(),
+            XfValue::Loading(_) => Health {
+                fields: vec![
+                    (label::ESTIMATED_FP, Value::Null),
+                    (label::TARGET_FP, Value::Null),
+                    (label::ITEMS, Value::Integer(0)),
+                    (label::CAPACITY, Value::Null),
+                    ("partitions", Value::Null),
+                    ("bits_per_item", Value::Null),
+                    (label::ALERTS, Value::Integer(0)),
+                ],
+                alerts: 0,
+            },
+        }
     }
 
     fn defrag(&mut self, _from: u64, _relocator: &mut impl Relocator) -> Option<u64> {
@@ -261,23 +222,24 @@ impl ModuleValue for XfValue {
 
 /// A value's RDB fields (see the module comment); `None` for anything that fails a check.
 pub fn load_fields(input: &mut impl FieldReader, encver: i32) -> Option<XfValue> {
-    if encver != EXPANDABLE_ENCODING {
+    if encver != XF_ENCODING {
         return None;
     }
-    match input.unsigned()? {
-        COMPLETE => xf_rdb::decode(&input.buffer()?, u64::MAX)
-            .ok()
-            .map(XfValue::Ready),
-        LOADING => {
-            let header = input.buffer()?;
-            let n = input.unsigned()?;
-            let mut chunks = Vec::new();
-            for _ in 0..n {
-                let iter = i64::try_from(input.unsigned()?).ok()?;
-                chunks.push((iter, input.buffer()?));
-            }
-            Loading::replay(header, chunks, u64::MAX).ok()
-        }
-        _ => None,
+    let mut header = input.buffer()?;
+    let partial =
+        header.last() == Some(&PARTIAL) && Loader::from_header(&header, u64::MAX).is_err();
+    if partial {
+        header.pop();
+    }
+    let count = input.unsigned()?;
+    // Each chunk is read (and so exists in the stream) before the next is asked for.
+    let mut chunks = Vec::new();
+    for _ in 0..count {
+        let data = input.buffer()?;
+        chunks.push((chunk_iter(&data)?, data));
+    }
+    match Loading::replay(header, chunks, u64::MAX).ok()? {
+        XfValue::Loading(_) if !partial => None,
+        value => Some(value),
     }
 }
