@@ -18,7 +18,9 @@
 //! [`XFilter::new_len`]) so that the union bound of the false-positive rate, kept exactly
 //! as a histogram of each entry's total of hash bits, stays below the error rate for ever.
 
-mod dump;
+pub mod dump;
+#[cfg(test)]
+mod figures;
 mod health;
 mod partition;
 pub mod rdb;
