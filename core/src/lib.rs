@@ -75,6 +75,7 @@ pub mod counting;
 pub mod cuckoo;
 #[cfg(test)]
 mod dump_sweep_tests;
+pub mod expandable;
 pub mod fmt;
 pub mod hash;
 pub mod health;
