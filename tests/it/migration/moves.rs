@@ -93,7 +93,11 @@ pub(super) fn answers(conn: &mut RawConnection) -> Vec<Reply> {
         "CBF.INFO {mig}cbf",
         "WBF.INFO {mig}wbf",
         "SF.INFO {mig}sf",
-        "XF.INFO {mig}xf",
+        // Not its Size: see `module_counts`.
+        "XF.INFO {mig}xf ITEMS",
+        "XF.INFO {mig}xf CAPACITY",
+        "XF.INFO {mig}xf PARTITIONS",
+        "XF.INFO {mig}xf BOUND",
         "CMS.INFO {mig}cms",
         "TOPK.LIST {mig}topk WITHCOUNT",
         "TOPK.INFO {mig}topk",
