@@ -40,14 +40,12 @@ pub const LAMBDA: f64 = 1.0;
 /// The widening schedule's offset `K`: generation `g` spends `K / ((g+K)(g+K+1))` of the
 /// error budget (the shares sum to 1 over all generations).
 pub const WIDEN_K: u64 = 16;
-/// The mean excess of an address bit over a level (entries of split partitions count half).
-pub const ADDRESS_EXCESS: f64 = 0.75;
 /// Partitions per directory segment (the directory never moves more than one segment).
 pub const SEGMENT: usize = 1024;
 /// Highest level (the directory's address bits).
 pub const MAX_LEVEL: u32 = 40;
 /// The fixed part of [`XFilter::memory_bytes`]: the value's own fields.
-pub const XF_OVERHEAD: usize = std::mem::size_of::<XFilter>() + 65 * 8;
+pub const XF_OVERHEAD: usize = std::mem::size_of::<XFilter>();
 
 /// What a filter is created with.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -197,7 +195,7 @@ impl XFilter {
             f.push_partition(Partition::empty())?;
         }
         f.bytes = f.recount_bytes();
-        if f.new_len(level0) > MAX_LEN {
+        if f.new_len(level0, 0, level0) > MAX_LEN {
             return Err(XfError::BadErrorRate);
         }
         Ok(f)
@@ -266,19 +264,31 @@ impl XFilter {
         (h >> (64 - BUCKET_BITS)) as usize
     }
 
-    /// The fingerprint length of an entry inserted at the current level `level`: the
-    /// smallest `len` with `2^len ≥ c · λ / ε · (g+K)(g+K+1)/K`, `g = level − level0`
-    /// (integer comparisons against a product of exactly rounded operations: the same on
-    /// every machine).
-    pub(crate) fn new_len(&self, level: u32) -> u32 {
+    /// The fingerprint length of an entry inserted at level `level` into partition `p` of
+    /// level `lp` (docs/xf.md, "The false-positive budget"). Generation `g = level −
+    /// level0` adds `N_g = λ · BUCKETS · 2^level` entries (twice that for generation 0,
+    /// which also fills the initial partitions) and may spend `ε · K / ((g+K)(g+K+1))` of
+    /// the bound, so each of its entries gets `T* = level + b + log2 x` hash bits with
+    /// `x = λ · m_g · (g+K)(g+K+1) / (K · ε)`. `T*` is rarely whole: partition `p` gets
+    /// `⌊log2 x⌋ + 1` bits when `u(p) < 2 (1 − 2^⌊log2 x⌋ / x)`, where `u(p)` is `p`'s bit
+    /// reversal as a fraction (a van der Corput sequence: any prefix of the partitions
+    /// takes the upper length in the right proportion), `⌊log2 x⌋` otherwise — the mix
+    /// whose mean `2^−len` is `1/x`. A partition already split (`lp = level + 1`) has one
+    /// address bit more, so its entries take one fingerprint bit less for the same `T`.
+    /// Only exactly rounded operations and integer comparisons: the same on every machine.
+    pub(crate) fn new_len(&self, level: u32, p: u64, lp: u32) -> u32 {
         let g = u64::from(level - self.level0);
+        let first = if g == 0 { 2.0 } else { 1.0 };
         let share = ((g + WIDEN_K) * (g + WIDEN_K + 1)) as f64 / WIDEN_K as f64;
-        let x = ADDRESS_EXCESS * LAMBDA / self.error_rate * share;
-        let mut len = 0;
-        while len < 64 && ((1u64 << len) as f64) < x {
-            len += 1;
+        let x = LAMBDA * first * share / self.error_rate;
+        let mut low = 0u32;
+        while low < 63 && ((1u64 << (low + 1)) as f64) <= x {
+            low += 1;
         }
-        len
+        let upper = 2.0 * (1.0 - (1u64 << low) as f64 / x);
+        let u = (p.reverse_bits() >> 11) as f64 / (1u64 << 53) as f64;
+        let len = low + u32::from(u < upper);
+        len.saturating_sub(lp - level)
     }
 
     /// The partition of hash `h` and its level, at level `level` and split pointer `split`.
@@ -304,7 +314,7 @@ impl XFilter {
             None => (self.level, self.split),
         };
         let (p, lp) = Self::address_at(h, level, split);
-        let len = self.new_len(level);
+        let len = self.new_len(level, p, lp);
         let t = lp + BUCKET_BITS + len;
         if len > MAX_LEN || t > 64 {
             return Err(XfError::MaxSize);
