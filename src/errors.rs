@@ -184,7 +184,6 @@ pub const SF_INCOMPLETE: &str =
 // errors; the core's refusals reply `XfError`'s own text)
 pub const XF_INCOMPLETE: &str =
     "ERR the filter is incomplete: XF.LOADCHUNK has not loaded all of it";
-pub const XF_EXHAUSTED: &str = "ERR the filter cannot grow further: its hash bits are all in use";
 
 #[cfg(test)]
 mod tests {

@@ -28,8 +28,10 @@ const PARTIAL: u8 = b'P';
 pub static EXPANDABLE_TYPE: RedisType =
     RedisType::new("RBexpandF", XF_ENCODING, type_methods::<XfValue>());
 
-/// What an XF key holds.
+/// What an XF key holds. The filter is inline (the value is boxed once, by the key): a
+/// lookup follows no further pointer to reach its fields; a partial load is the rare case.
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
 pub enum XfValue {
     Ready(XFilter),
     Loading(Box<Loading>),
