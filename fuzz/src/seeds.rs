@@ -19,6 +19,7 @@ fn seeds_dir() -> std::path::PathBuf {
 fn encoder_seeds() -> Vec<Seed> {
     let mut seeds = family_seeds();
     seeds.extend(crate::sf_targets::tests::sf_seeds());
+    seeds.extend(crate::xf_targets::tests::xf_seeds());
     seeds
 }
 

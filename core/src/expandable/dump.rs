@@ -145,7 +145,7 @@ pub(crate) fn load_sequence_sized(f: &XFilter, limit: usize) -> Vec<(i64, Vec<u8
 }
 
 /// A filter being loaded from a header and its chunks (see the module docs).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Loader {
     f: XFilter,
     /// Record bytes the header announced, and those loaded so far.
