@@ -42,7 +42,11 @@ fn exercise(mut f: XFilter, input: &mut Input) {
     }
     let mut fields = Fields::default();
     save_xf(&f, &mut fields);
-    assert_eq!(load_xf(&mut fields, XF_ENCODING).as_ref(), Some(&f), "RDB round trip");
+    assert_eq!(
+        load_xf(&mut fields, XF_ENCODING).as_ref(),
+        Some(&f),
+        "RDB round trip"
+    );
     let sequence = load_sequence(&f);
     let mut loader = Loader::from_header(&sequence[0].1, u64::MAX).expect("own header loads");
     for (iter, data) in &sequence[1..] {
@@ -60,9 +64,11 @@ pub fn xf_dump(data: &[u8]) {
     let Ok(mut loader) = Loader::from_header(header, MAX_BYTES) else {
         return;
     };
-    load_chunks(&mut loader, input.split(), |l: &mut Loader, iter, data: &[u8]| {
-        l.load_chunk(iter, data)
-    });
+    load_chunks(
+        &mut loader,
+        input.split(),
+        |l: &mut Loader, iter, data: &[u8]| l.load_chunk(iter, data),
+    );
     let Ok(f) = loader.finish() else {
         return;
     };
@@ -108,7 +114,9 @@ pub(crate) mod tests {
     }
 
     fn ops() -> Vec<u8> {
-        (0..40u8).flat_map(|i| [i % 3, 2, b'i', b'0' + i % 10]).collect()
+        (0..40u8)
+            .flat_map(|i| [i % 3, 2, b'i', b'0' + i % 10])
+            .collect()
     }
 
     /// The seeds reach the accepting paths.

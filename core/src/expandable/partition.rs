@@ -302,7 +302,7 @@ impl Partition {
         if self.words.len() != words_for(bits) {
             return false;
         }
-        if bits % 64 != 0 && self.words[bits / 64] >> (bits % 64) != 0 {
+        if !bits.is_multiple_of(64) && self.words[bits / 64] >> (bits % 64) != 0 {
             return false;
         }
         let ones: usize = (0..BUCKETS + m)
@@ -316,7 +316,7 @@ impl Partition {
         let mut widest = 0;
         for i in 0..m {
             match slot_len(self.slot(i)) {
-                Some(len) if len + 1 <= w => {
+                Some(len) if len < w => {
                     widest = widest.max(len + 1);
                     each_len(len);
                 }
