@@ -145,7 +145,7 @@ pub(crate) fn load_sequence_sized(f: &XFilter, limit: usize) -> Vec<(i64, Vec<u8
 }
 
 /// A filter being loaded from a header and its chunks (see the module docs).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Loader {
     f: XFilter,
     /// Record bytes the header announced, and those loaded so far.
@@ -175,8 +175,7 @@ impl Loader {
         for n in &mut hist {
             *n = r.u64();
         }
-        let ok = error_rate >= XF_MIN_ERROR_RATE
-            && error_rate < 1.0
+        let ok = (XF_MIN_ERROR_RATE..1.0).contains(&error_rate)
             && (1..=XF_MAX_CAPACITY).contains(&initial_capacity)
             && level0 == level_for(initial_capacity)
             && (level0..MAX_LEVEL).contains(&level)
@@ -222,7 +221,7 @@ impl Loader {
     }
 
     /// Partitions loaded so far.
-    pub fn loaded(&self) -> u64 {
+    pub fn partitions_loaded(&self) -> u64 {
         self.loaded_parts
     }
 

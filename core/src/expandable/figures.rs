@@ -160,8 +160,9 @@ fn run(rate: f64, max: u64) -> (Vec<Sample>, Vec<Decade>) {
 }
 
 /// A log-x chart of bits per item against items for both rates (SVG, hand-drawn).
-fn chart(runs: &[(f64, Vec<Sample>)], max: u64) -> String {
+fn chart(runs: &[(f64, Vec<Sample>, Vec<Decade>)], max: u64) -> String {
     let (w, h, left, right, top, bottom) = (900.0, 520.0, 70.0, 220.0, 40.0, 60.0);
+    let total_h = h + 300.0;
     let (x0, x1) = (2.0f64, (max as f64).log10());
     let y1 = 64.0;
     let px = |n: u64| left + ((n as f64).log10() - x0) / (x1 - x0) * (w - left - right);
@@ -169,7 +170,7 @@ fn chart(runs: &[(f64, Vec<Sample>)], max: u64) -> String {
     let mut s = String::new();
     let _ = write!(
         s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="13">
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{total_h}" font-family="sans-serif" font-size="13">
 <rect width="100%" height="100%" fill="white"/>
 <text x="{}" y="22" text-anchor="middle" font-size="15">Memory per item as filters grow from 100 items (MEMORY USAGE × 8 / items)</text>
 "#,
@@ -227,7 +228,7 @@ fn chart(runs: &[(f64, Vec<Sample>)], max: u64) -> String {
         );
         legend += 20.0;
     };
-    for (rate, samples) in runs {
+    for (rate, samples, _) in runs {
         let dash = if *rate < 0.005 { "6,3" } else { "" };
         let pct = rate * 100.0;
         line(
@@ -245,7 +246,7 @@ fn chart(runs: &[(f64, Vec<Sample>)], max: u64) -> String {
             &format!("BF auto-grown, {pct} %"),
         );
     }
-    if let Some((_, samples)) = runs.first() {
+    if let Some((_, samples, _)) = runs.first() {
         line(
             &mut s,
             &samples.iter().map(|x| (x.items, x.cf)).collect::<Vec<_>>(),
@@ -254,6 +255,12 @@ fn chart(runs: &[(f64, Vec<Sample>)], max: u64) -> String {
             "CF, expansion 2",
         );
     }
+    fp_panel(
+        &mut s,
+        runs,
+        (left, w - right, h + 20.0, total_h - 50.0),
+        &px,
+    );
     for (b, label) in [(23.0, "target: 23 average"), (30.0, "30 worst")] {
         let y = py(b);
         let _ = writeln!(
@@ -266,6 +273,143 @@ fn chart(runs: &[(f64, Vec<Sample>)], max: u64) -> String {
     }
     s.push_str("</svg>\n");
     s
+}
+
+/// The lower panel: the false-positive rate measured at each decade (markers) and XF's
+/// bound (lines), log scale from 0.001 % to 100 %.
+fn fp_panel(
+    s: &mut String,
+    runs: &[(f64, Vec<Sample>, Vec<Decade>)],
+    (x0, x1, top, bottom): (f64, f64, f64, f64),
+    px: &dyn Fn(u64) -> f64,
+) {
+    let py = |fp: f64| top + (0.0 - fp.max(1e-5).log10()) / 5.0 * (bottom - top);
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="{}" text-anchor="middle" font-size="14">False-positive rate: measured on 1M absent items (markers), XF's bound (line)</text>"#,
+        (x0 + x1) / 2.0,
+        top - 4.0
+    );
+    for e in 0..=5 {
+        let y = py(10f64.powi(-e));
+        let label = ["100 %", "10 %", "1 %", "0.1 %", "0.01 %", "0.001 %"][e as usize];
+        let _ = writeln!(
+            s,
+            r##"<line x1="{x0}" x2="{x1}" y1="{y}" y2="{y}" stroke="#ddd"/><text x="{}" y="{}" text-anchor="end">{label}</text>"##,
+            x0 - 6.0,
+            y + 4.0
+        );
+    }
+    let mut legend = 0.0;
+    for (rate, samples, decades) in runs {
+        let dash = if *rate < 0.005 { "6,3" } else { "" };
+        let pts: Vec<String> = samples
+            .iter()
+            .map(|x| format!("{:.1},{:.1}", px(x.items), py(x.bound)))
+            .collect();
+        let _ = writeln!(
+            s,
+            r##"<polyline fill="none" stroke="#1f77b4" stroke-width="2" stroke-dasharray="{dash}" points="{}"/>"##,
+            pts.join(" ")
+        );
+        let y = py(*rate);
+        let _ = writeln!(
+            s,
+            r##"<line x1="{x0}" x2="{x1}" y1="{y}" y2="{y}" stroke="#888" stroke-dasharray="2,3"/><text x="{}" y="{}" fill="#666" font-size="11">asked: {} %</text>"##,
+            x0 + 4.0,
+            y - 3.0,
+            rate * 100.0
+        );
+        for d in decades {
+            for (fp, color) in [
+                (d.xf_fp, "#1f77b4"),
+                (d.bf_fp, "#d62728"),
+                (d.cf_fp, "#2ca02c"),
+            ] {
+                let _ = writeln!(
+                    s,
+                    r#"<circle cx="{:.1}" cy="{:.1}" r="4" fill="{}" stroke="{color}" stroke-width="2"/>"#,
+                    px(d.items),
+                    py(fp),
+                    if dash.is_empty() { color } else { "white" }
+                );
+            }
+        }
+        let ly = top + 10.0 + legend;
+        let _ = writeln!(
+            s,
+            r##"<circle cx="{}" cy="{ly}" r="4" fill="{}" stroke="#444" stroke-width="2"/><text x="{}" y="{}">measured, {} % asked</text>"##,
+            x1 + 25.0,
+            if dash.is_empty() { "#444" } else { "white" },
+            x1 + 46.0,
+            ly + 4.0,
+            rate * 100.0
+        );
+        legend += 20.0;
+    }
+}
+
+/// The runs written in `dir`'s CSV files (error rate, samples, decades).
+fn read_csv(dir: &str) -> Vec<(f64, Vec<Sample>, Vec<Decade>)> {
+    let rows = |name: &str| -> Vec<Vec<f64>> {
+        let text = std::fs::read_to_string(format!("{dir}/{name}")).expect("read the CSV");
+        let parse = |l: &str| l.split(',').map(|v| v.parse().expect("a number")).collect();
+        text.lines().skip(1).map(parse).collect()
+    };
+    let mut runs: Vec<(f64, Vec<Sample>, Vec<Decade>)> = Vec::new();
+    for r in rows("xf-growth.csv") {
+        if runs.last().is_none_or(|run| run.0 != r[0]) {
+            runs.push((r[0], Vec::new(), Vec::new()));
+        }
+        let sample = Sample {
+            items: r[1] as u64,
+            xf: r[2],
+            bound: r[3],
+            bf: r[4],
+            cf: r[5],
+        };
+        runs.last_mut().expect("a run").1.push(sample);
+    }
+    for r in rows("xf-decades.csv") {
+        let d = Decade {
+            items: r[1] as u64,
+            xf_bits: r[2],
+            xf_avg: r[3],
+            xf_worst: r[4],
+            xf_fp: r[5],
+            bound: r[6],
+            bf_bits: r[7],
+            bf_fp: r[8],
+            cf_bits: r[9],
+            cf_fp: r[10],
+            xf_ns: r[11],
+            bf_ns: r[12],
+        };
+        let run = runs
+            .iter_mut()
+            .find(|run| run.0 == r[0])
+            .expect("the rate's samples");
+        run.2.push(d);
+    }
+    runs
+}
+
+/// Redraws the chart from the CSV files of [`xf_growth_figures`] (no measuring):
+/// `cargo test --release -p redbloom-core --lib xf_growth_chart -- --ignored`.
+#[test]
+#[ignore = "redraws docs/sizing/xf-growth.svg from its CSV files"]
+fn xf_growth_chart() {
+    let dir = std::env::var("XF_FIGURES_DIR")
+        .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/sizing").to_string());
+    let runs = read_csv(&dir);
+    let max = runs
+        .iter()
+        .flat_map(|r| r.1.last())
+        .map(|x| x.items)
+        .max()
+        .expect("samples");
+    let max = 10u64.pow((max as f64).log10().ceil() as u32);
+    std::fs::write(format!("{dir}/xf-growth.svg"), chart(&runs, max)).expect("write");
 }
 
 #[test]
@@ -309,7 +453,7 @@ fn xf_growth_figures() {
                 d.bf_ns
             );
         }
-        runs.push((rate, samples));
+        runs.push((rate, samples, decades));
     }
     std::fs::write(format!("{dir}/xf-growth.csv"), samples_csv).expect("write");
     std::fs::write(format!("{dir}/xf-decades.csv"), decades_csv).expect("write");

@@ -302,7 +302,7 @@ impl Partition {
         if self.words.len() != words_for(bits) {
             return false;
         }
-        if bits % 64 != 0 && self.words[bits / 64] >> (bits % 64) != 0 {
+        if !bits.is_multiple_of(64) && self.words[bits / 64] >> (bits % 64) != 0 {
             return false;
         }
         let ones: usize = (0..BUCKETS + m)
@@ -316,7 +316,7 @@ impl Partition {
         let mut widest = 0;
         for i in 0..m {
             match slot_len(self.slot(i)) {
-                Some(len) if len + 1 <= w => {
+                Some(len) if len < w => {
                     widest = widest.max(len + 1);
                     each_len(len);
                 }
@@ -327,13 +327,24 @@ impl Partition {
     }
 }
 
-/// The position of the `k`-th (0-based) set bit of `x` (which has more than `k`).
+/// The position of the `k`-th (0-based) set bit of `x` (which has more than `k`): whole
+/// bytes skipped by their popcounts, then at most 7 bits cleared.
 #[inline]
-fn select(mut x: u64, k: u32) -> u32 {
-    for _ in 0..k {
-        x &= x - 1;
+fn select(x: u64, mut k: u32) -> u32 {
+    let mut shift = 0;
+    loop {
+        let c = ((x >> shift) & 0xff).count_ones();
+        if c > k {
+            break;
+        }
+        k -= c;
+        shift += 8;
     }
-    x.trailing_zeros()
+    let mut byte = (x >> shift) & 0xff;
+    for _ in 0..k {
+        byte &= byte - 1;
+    }
+    shift + byte.trailing_zeros()
 }
 
 #[cfg(test)]
@@ -371,6 +382,16 @@ mod tests {
                 p.insert(q, slot);
             }
             model_check(&p, &model);
+        }
+    }
+
+    #[test]
+    fn select_finds_the_kth_set_bit() {
+        for x in [1u64, u64::MAX, 0x8000_0000_0000_0001, 0xf0f0_0f0f_1234_8001] {
+            let ones: Vec<u32> = (0..64).filter(|&i| x >> i & 1 == 1).collect();
+            for (k, &pos) in ones.iter().enumerate() {
+                assert_eq!(select(x, k as u32), pos, "{x:x} {k}");
+            }
         }
     }
 

@@ -275,7 +275,7 @@ fn chunks_are_bounded_and_in_order() {
     let mut bad = seq[2].1.clone();
     bad[40] ^= 4;
     assert_eq!(loader.load_chunk(seq[2].0, &bad), Err(XfError::BadData));
-    assert_eq!(loader.loaded(), seq[1].0 as u64 - 1);
+    assert_eq!(loader.partitions_loaded(), seq[1].0 as u64 - 1);
     for (iter, data) in &seq[2..] {
         loader.load_chunk(*iter, data).unwrap();
     }
