@@ -240,7 +240,7 @@ impl XFilter {
     pub(crate) fn partition(&self, j: u64) -> &Partition {
         &self.segments[j as usize / SEGMENT][j as usize % SEGMENT]
     }
-    fn partition_mut(&mut self, j: u64) -> &mut Partition {
+    pub(crate) fn partition_mut(&mut self, j: u64) -> &mut Partition {
         &mut self.segments[j as usize / SEGMENT][j as usize % SEGMENT]
     }
 

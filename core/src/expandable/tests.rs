@@ -387,3 +387,44 @@ mod props {
         }
     }
 }
+
+/// Moves every buffer it is offered (a copy into a new allocation) and asks to pause
+/// every `every` buffers.
+struct Mover {
+    offered: usize,
+    every: usize,
+}
+
+impl crate::memory::Relocator for Mover {
+    fn relocate<T>(&mut self, v: &mut Vec<T>) {
+        let mut moved = Vec::with_capacity(v.capacity());
+        moved.append(v);
+        *v = moved;
+        self.offered += 1;
+    }
+    fn should_stop(&mut self) -> bool {
+        self.offered.is_multiple_of(self.every)
+    }
+}
+
+#[test]
+fn relocation_offers_every_buffer_and_changes_nothing() {
+    let mut f = filled(20_000, 0.01);
+    let before = f.clone();
+    let mut r = Mover {
+        offered: 0,
+        every: 25,
+    };
+    let mut cursor = f.relocate(0, &mut r);
+    let mut calls = 1;
+    while let Some(c) = cursor {
+        cursor = f.relocate(c, &mut r);
+        calls += 1;
+    }
+    assert!(f == before);
+    assert_eq!(f.memory_bytes(), f.recount_bytes());
+    let dir = 1 + f.segments.len();
+    assert_eq!(r.offered, dir + f.partitions() as usize);
+    assert!(calls > 3, "{calls}");
+    assert_eq!(f.relocate(f.partitions() + 5, &mut r), None);
+}
