@@ -217,8 +217,13 @@ impl ModuleValue for XfValue {
         }
     }
 
-    fn defrag(&mut self, _from: u64, _relocator: &mut impl Relocator) -> Option<u64> {
-        None
+    /// The directory, then each partition, from cursor `from` (a partial load offers
+    /// nothing: it is short-lived).
+    fn defrag(&mut self, from: u64, relocator: &mut impl Relocator) -> Option<u64> {
+        match self {
+            XfValue::Ready(f) => f.relocate(from, relocator),
+            XfValue::Loading(_) => None,
+        }
     }
 }
 

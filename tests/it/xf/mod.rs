@@ -2,6 +2,7 @@
 //! SCANDUMP/LOADCHUNK all or nothing), persistence, replication by effect, damaged input.
 
 mod commands;
+mod defrag;
 mod persistence;
 
 use crate::support::{RawConnection, Reply};
