@@ -23,6 +23,8 @@
 //! Workloads and filters are two tables in `main`: a new comparison (e.g. a layout option
 //! against the classic one) is a filter line plus workload lines naming their baseline.
 
+#[path = "e2e/expandable.rs"]
+mod expandable;
 #[path = "e2e/sketches.rs"]
 mod sketches;
 #[path = "e2e/static_filter.rs"]
@@ -528,6 +530,7 @@ fn main() {
     ];
     filters.extend(sketches::filters());
     filters.extend(static_filter::filters());
+    filters.extend(expandable::filters());
     // Another redbloom build as the reference (comparing two builds): it has every type
     // and option, so every workload runs on both.
     if std::env::var("E2E_REFERENCE_IS_REDBLOOM").is_ok_and(|v| v == "1") {
@@ -811,6 +814,7 @@ fn main() {
     ];
     workloads.extend(sketches::workloads(n, nb));
     workloads.extend(static_filter::workloads(nb));
+    workloads.extend(expandable::workloads(n, nb));
     let selected: Vec<&Workload> = workloads
         .iter()
         .filter(|w| only.is_empty() || only.iter().any(|o| w.name.contains(o.as_str())))
@@ -1004,6 +1008,7 @@ fn main() {
     }
 
     static_filter::report(&mut targets, &selected, &samples, rounds);
+    expandable::report(&mut targets, &selected, &samples, rounds);
 
     // Memory per item and the false-positive rate measured on 1M items.
     println!();

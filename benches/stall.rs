@@ -28,10 +28,15 @@
 //! is blocked (the main thread's share is the fork, INFO's `latest_fork_usec`, printed
 //! beside it, then reading the filter back and storing it).
 //!
+//! Then the growth of a filter past 10M items by MADD ×100: the longest command of the
+//! expandable filter beside the auto-grown BF and the grown CF (`stall/expandable.rs`).
+//!
 //! `make bench-stall` (or `cargo bench --bench stall`). `REDBLOOM_MODULE` overrides the
 //! module under test, `REDBLOOM_SERVER` the server binary, `STALL_ONLY` keeps the workloads
 //! whose name contains it.
 
+#[path = "stall/expandable.rs"]
+mod expandable;
 #[path = "../tests/it/support/mod.rs"]
 mod support;
 
@@ -709,6 +714,7 @@ fn main() {
     // Rounds interleave the two modules, so both meet the same machine load; the ratio is
     // the median of the per-round ratios.
     let only = std::env::var("STALL_ONLY").unwrap_or_default();
+    expandable::run(&module, rounds, &only);
     for workload in workloads() {
         if !workload.name.contains(only.as_str()) {
             continue;

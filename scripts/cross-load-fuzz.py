@@ -9,7 +9,7 @@ DEL + RESTORE of a key. At checkpoints every key's DUMP from each side is RESTOR
 the other side (a key `k~rb` / `k~rd` there) and into a fresh server of each kind, and the
 reads of the restored keys must answer as the writer's own key answers; at the end (and
 every `--rdb-every` checkpoints) each side SAVEs and a fresh server of the other kind
-loads that file, every key answering as on the writer. BLOCKED, CBF and WBF are
+loads that file, every key answering as on the writer. BLOCKED, CBF, WBF and XF are
 redbloom's own: their streams run on redbloom alone, each round trip compared with the
 answers before it; so does CMSCELL, the Count-Min Sketch with RedisBloom 8.12's cell
 sizes (1, 2, 4, 8 bytes), negative increments and counters at each size's maximum (no
@@ -37,7 +37,7 @@ sys.path.insert(0, HERE)
 from difffuzz import Conn  # noqa: E402
 
 REDISBLOOM = "/work/oracles/redisbloom-2.4.20.so"
-OWN_FAMILIES = {"blocked", "cbf", "wbf", "cmscell"}
+OWN_FAMILIES = {"blocked", "cbf", "wbf", "cmscell", "xf"}
 DBL_MAX = "1.7976931348623157e308"
 
 
@@ -182,6 +182,29 @@ def gen_wbf(g, key):
     return ["WBF.MADD", key] + g.items(1, 20)
 
 
+def gen_xf(g, key):
+    r = g.rng.random()
+    if r < 0.08:
+        cmd = ["XF.RESERVE", key, g.pick("0.5", "0.1", "0.01", "1e-5", "1e-9")]
+        if g.rng.random() < 0.5:
+            cmd += ["CAPACITY", g.pick("1", "2", "100", "1000", *([] if g.small else ["1099511627776"]))]
+        return cmd
+    if r < 0.45:
+        return ["XF.ADD", key, g.item()]
+    if r < 0.75:
+        return ["XF.MADD", key] + g.items(1, 30)
+    return ["XF.DEL", key, g.item()]
+
+
+def xf_reads(key, probe):
+    # Not XF.INFO's size: a restored filter's partitions are allocated to the byte, a grown
+    # one's in steps (the same bytes, less memory).
+    return [["XF.MEXISTS", key] + probe, ["XF.COUNT", key, "i1"], ["XF.CARD", key]] + [
+        ["XF.INFO", key, field] for field in ("ERROR", "ITEMS", "CAPACITY", "EXPANSIONS",
+                                               "PARTITIONS", "BOUND")] + [
+        ["XF.SCANDUMP", key, "0"]]
+
+
 def gen_cms(g, key):
     r = g.rng.random()
     big = lambda: g.pick("1", "7", "4294967295", "4294967296", "2147483647",
@@ -310,6 +333,7 @@ FAMILIES = {
     "cmscell": (gen_cmscell, lambda k: cms_reads(k, PROBE)),
     "topk": (gen_topk, lambda k: topk_reads(k, PROBE[:4] + ["12"])),
     "tdigest": (gen_tdigest, tdigest_reads),
+    "xf": (gen_xf, lambda k: xf_reads(k, PROBE)),
 }
 
 

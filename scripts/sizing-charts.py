@@ -388,13 +388,12 @@ def charts(memory, fp, growth, presence):
 
 
 # The decision picture of docs/choosing.md: one question per box, each answered yes or no;
-# a yes leads right to what to use (or, for the RedisBloom question, down the left margin past
-# the size question), a no leads down to the next question.
+# a yes leads right to what to use, a no leads down to the next question.
 
 
 def flowchart(path):
     """docs/choosing.svg: hand-laid boxes and arrows, as plain SVG."""
-    w, h, box_w, box_h, step = 900, 740, 330, 46, 90
+    w, h, box_w, box_h, step = 900, 900, 330, 46, 90
     qx, fx, fw = 80, 540, 340
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
            'font-family="sans-serif" font-size="13">',
@@ -425,7 +424,7 @@ def flowchart(path):
         label(x + 8, y + box_h + (step - box_h) / 2 + 4, text)
 
     q, f = "#eef3fb", "#e8f6e8"
-    ys = [20 + i * step for i in range(8)]
+    ys = [20 + i * step for i in range(10)]
     box(qx, ys[0], "Counts, top-k or quantiles of a stream,\nrather than \u201chave I seen it?\u201d", q)
     box(fx, ys[0], "CMS / TOPK / TDIGEST (RedisBloom\u2019s,\nbyte-compatible): see sketches.md", f, fw)
     right(ys[0])
@@ -434,30 +433,35 @@ def flowchart(path):
     box(fx, ys[1], "WBF: WBF.RESERVE \u2026 [WINDOW ms]\n(redbloom only)", f, fw)
     right(ys[1])
     down(ys[1])
-    box(qx, ys[2], "Items must be counted, or deleted\nat an error rate you choose?", q)
-    box(fx, ys[2], "CBF: CBF.RESERVE rate capacity\n(redbloom only; 4\u00d7 BF\u2019s memory)", f, fw)
+    box(qx, ys[2], "Is the whole set known in advance\n(rebuilt, never grown)?", q)
+    box(fx, ys[2], "SF: SF.BUILD rate ITEMS \u2026 | FROM set\n(the smallest; redbloom only)", f, fw)
     right(ys[2])
     down(ys[2])
-    box(qx, ys[3], "Items must be deleted\n(1.5\u20133 % false positives will do)?", q)
-    box(fx, ys[3], "CF: CF.RESERVE capacity\n(RedisBloom can load it)", f, fw)
+    box(qx, ys[3], "Must the data go back to RedisBloom?", q)
+    box(fx, ys[3], "BF.RESERVE, or CF.RESERVE to delete\n(RedisBloom can load them)", f, fw)
     right(ys[3])
     down(ys[3])
-    box(qx, ys[4], "Must the data go back to RedisBloom?", q)
-    # yes: past the size question, down the left margin to the last question.
-    mx, y1, y2 = qx - 30, ys[4] + box_h / 2, ys[6] + box_h / 2
-    out.append(f'<polyline points="{qx},{y1} {mx},{y1} {mx},{y2} {qx},{y2}" fill="none" stroke="#444" '
-               'marker-end="url(#a)"/>')
-    label(mx - 4, (y1 + y2) / 2, "yes", "end")
+    box(qx, ys[4], "Is the number of items unknown\n(100 or 100M: it depends)?", q)
+    box(fx, ys[4], "XF: XF.ADD creates, grows at the rate\nasked; deletes, counts (redbloom only)", f, fw)
+    right(ys[4])
     down(ys[4])
-    box(qx, ys[5], "Over ~100M items?", q)
-    box(fx, ys[5], "BF.RESERVE \u2026 BLOCKED\n(faster lookups; redbloom only)", f, fw)
+    box(qx, ys[5], "Items must be counted, or deleted\nat an error rate you choose?", q)
+    box(fx, ys[5], "CBF: CBF.RESERVE rate capacity\n(redbloom only; 4\u00d7 BF\u2019s memory)", f, fw)
     right(ys[5])
     down(ys[5])
-    box(qx, ys[6], "Is the maximum number of items known?", q)
-    box(fx, ys[6], "BF.RESERVE \u2026 NONSCALING\n(exactly the rate asked for, less memory)", f, fw)
+    box(qx, ys[6], "Items must be deleted\n(1.5\u20133 % false positives will do)?", q)
+    box(fx, ys[6], "CF: CF.RESERVE capacity", f, fw)
     right(ys[6])
     down(ys[6])
-    box(qx, ys[7], "BF.RESERVE (scaling;\nreserve the capacity you expect)", f)
+    box(qx, ys[7], "Over ~100M items?", q)
+    box(fx, ys[7], "BF.RESERVE \u2026 BLOCKED\n(faster lookups; redbloom only)", f, fw)
+    right(ys[7])
+    down(ys[7])
+    box(qx, ys[8], "Is the maximum number of items known?", q)
+    box(fx, ys[8], "BF.RESERVE \u2026 NONSCALING\n(exactly the rate asked for, less memory)", f, fw)
+    right(ys[8])
+    down(ys[8])
+    box(qx, ys[9], "BF.RESERVE (scaling;\nreserve the capacity you expect)", f)
     out.append("</svg>")
     path.write_text("\n".join(out) + "\n")
 

@@ -12,6 +12,17 @@ pub struct Family {
     pub commands: fn() -> Vec<Command>,
 }
 
+impl Family {
+    /// The family's folder in `src/`: its prefix, but for XF, whose folder is named after
+    /// its structure (`expandable`, as in the core).
+    pub fn folder(&self) -> &'static str {
+        match self.prefix {
+            "xf" => "expandable",
+            prefix => prefix,
+        }
+    }
+}
+
 /// A write that may allocate (creates or grows a filter).
 pub const WRITE_MAY_ALLOCATE: &str = "write deny-oom";
 /// A read that runs in constant or near-constant time.

@@ -9,7 +9,7 @@ use std::collections::HashSet;
 
 /// Each family's prefix and ACL category, stated here independently of the tables
 /// (`bloom` and `cuckoo` are RedisBloom's names).
-const EXPECTED_FAMILIES: [(&str, &str); 8] = [
+const EXPECTED_FAMILIES: [(&str, &str); 9] = [
     ("bf", "bloom"),
     ("cf", "cuckoo"),
     ("cbf", "cbf"),
@@ -18,6 +18,7 @@ const EXPECTED_FAMILIES: [(&str, &str); 8] = [
     ("topk", "topk"),
     ("tdigest", "tdigest"),
     ("sf", "sf"),
+    ("xf", "xf"),
 ];
 
 /// Redis' command flag words (RedisModule_CreateCommand).

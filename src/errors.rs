@@ -180,6 +180,10 @@ pub const SF_BAD_ENCODING: &str = "ERR ENCODING must be RIBBON or FUSE";
 pub const SF_BUILD_FAILED: &str = "ERR could not build the filter";
 pub const SF_INCOMPLETE: &str =
     "ERR the filter is incomplete: SF.LOADCHUNK has not loaded all of it";
+// XF.* (redbloom's own; the error rate and capacity are parsed as BF.RESERVE's, with its
+// errors; the core's refusals reply `XfError`'s own text)
+pub const XF_INCOMPLETE: &str =
+    "ERR the filter is incomplete: XF.LOADCHUNK has not loaded all of it";
 
 #[cfg(test)]
 mod tests {

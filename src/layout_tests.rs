@@ -41,8 +41,11 @@ fn crate_paths(text: &str) -> Vec<String> {
 #[test]
 fn shared_code_imports_no_family() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let families: Vec<&str> = crate::FAMILIES.iter().map(|family| family.prefix).collect();
-    assert_eq!(families.len(), 8);
+    let families: Vec<&str> = crate::FAMILIES
+        .iter()
+        .map(|family| family.folder())
+        .collect();
+    assert_eq!(families.len(), 9);
     let mut files = Vec::new();
     rust_files(&src, &mut files);
     let mut shared = 0;

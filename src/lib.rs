@@ -1,14 +1,15 @@
 //! redbloom: RedisBloom-compatible Bloom (BF.*) and Cuckoo (CF.*) filters, Count-Min
 //! Sketches (CMS.*), Top-K (TOPK.*) and t-digests (TDIGEST.*) for Redis, plus a counting
-//! (CBF.*) and a sliding-window (WBF.*) Bloom filter and a static filter (SF.*): the module over the pure
+//! (CBF.*) and a sliding-window (WBF.*) Bloom filter, a static filter (SF.*) and an
+//! expandable filter (XF.*): the module over the pure
 //! `redbloom-core` crate.
 //!
 //! Layers, each using only those below it: [`api`] (the module API, the only `unsafe`) ←
 //! [`errors`], [`config`], [`stats`], [`types`], [`options`], [`write`], [`command_table`]
-//! ← the families [`bf`], [`cf`], [`cbf`], [`wbf`], [`sf`], [`cms`], [`topk`], [`tdigest`]
+//! ← the families [`bf`], [`cf`], [`cbf`], [`wbf`], [`sf`], [`expandable`] (XF), [`cms`], [`topk`], [`tdigest`]
 //! (handlers, parsing, command table; CBF runs BF's handlers, generic over
 //! [`bf::BloomKind`]; [`merge`] is what BF.MERGE, CBF.MERGE and CF.MERGE share) ← this file,
-//! which registers the families' tables and the nine data types.
+//! which registers the families' tables and the ten data types.
 #![deny(unsafe_code)]
 
 pub mod api;
@@ -21,6 +22,7 @@ pub mod command_table;
 mod command_table_tests;
 pub mod config;
 pub mod errors;
+pub mod expandable;
 pub mod health;
 #[cfg(test)]
 mod layout_tests;
@@ -39,6 +41,7 @@ pub use api::panic::CAUGHT_PANIC_LOG;
 
 use api::commands::{add_acl_categories, register_command, Command};
 use command_table::Family;
+use expandable::value::EXPANDABLE_TYPE;
 use redis_module::{Context, RedisString, Status};
 use sf::value::STATIC_TYPE;
 use types::{
@@ -58,7 +61,7 @@ pub const REDISBLOOM_COMPATIBLE_VERSION: i32 = 20600;
 pub const REDBLOOM_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The command families, in registration order.
-pub const FAMILIES: [Family; 8] = [
+pub const FAMILIES: [Family; 9] = [
     bf::FAMILY,
     cf::FAMILY,
     cbf::FAMILY,
@@ -67,6 +70,7 @@ pub const FAMILIES: [Family; 8] = [
     topk::FAMILY,
     tdigest::FAMILY,
     sf::FAMILY,
+    expandable::FAMILY,
 ];
 
 /// The module's ACL categories, one per family.
@@ -147,6 +151,7 @@ redis_module::redis_module! {
         TOPK_TYPE,
         TDIGEST_TYPE,
         STATIC_TYPE,
+        EXPANDABLE_TYPE,
     ],
     init: init,
 }

@@ -12,9 +12,10 @@ pub static CMS_STATS: TypeStats = TypeStats::new("cms");
 pub static TOPK_STATS: TypeStats = TypeStats::new("topk");
 pub static TDIGEST_STATS: TypeStats = TypeStats::new("tdigest");
 pub static STATIC_STATS: TypeStats = TypeStats::new("sf");
+pub static EXPANDABLE_STATS: TypeStats = TypeStats::new("xf");
 
 /// Every type's totals, in INFO order.
-pub fn all() -> [&'static TypeStats; 8] {
+pub fn all() -> [&'static TypeStats; 9] {
     [
         &BLOOM_STATS,
         &CUCKOO_STATS,
@@ -24,6 +25,7 @@ pub fn all() -> [&'static TypeStats; 8] {
         &TOPK_STATS,
         &TDIGEST_STATS,
         &STATIC_STATS,
+        &EXPANDABLE_STATS,
     ]
 }
 

@@ -19,7 +19,7 @@
 //! # Layout
 //!
 //! One module per family — the filters [`bloom`], [`cuckoo`], [`counting`], [`window`],
-//! [`static_filter`], the sketches [`cms`], [`topk`], [`tdigest`] — each with its type and its RDB layout
+//! [`static_filter`], [`expandable`], the sketches [`cms`], [`topk`], [`tdigest`] — each with its type and its RDB layout
 //! (`rdb`, over the shared field stream of [`rdb`]), the filters also with their SCANDUMP
 //! codec (`dump`). [`hash`] holds the hash functions, [`limits`] every default and limit,
 //! [`memory`] the fallible buffers every array is allocated with, and [`fmt`] the number
@@ -75,6 +75,7 @@ pub mod counting;
 pub mod cuckoo;
 #[cfg(test)]
 mod dump_sweep_tests;
+pub mod expandable;
 pub mod fmt;
 pub mod hash;
 pub mod health;

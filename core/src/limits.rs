@@ -39,6 +39,20 @@ pub const CF_DEFAULT_EXPANSION: u16 = 1;
 /// the core does not.
 pub const CF_DEFAULT_MAX_EXPANSIONS: usize = 32;
 
+/// Error rate of an expandable filter created without one (XF.ADD, XF.RESERVE).
+pub const XF_DEFAULT_ERROR_RATE: f64 = 0.01;
+/// Initial capacity of an expandable filter created without one: small, since it grows
+/// item by item at no cost in accuracy (creating on first use is the normal way).
+pub const XF_DEFAULT_CAPACITY: u64 = 100;
+/// Smallest error rate an expandable filter accepts (its fingerprints, widened as it
+/// grows, must stay within the 64 hash bits).
+pub const XF_MIN_ERROR_RATE: f64 = 1e-9;
+/// Largest initial capacity of an expandable filter.
+pub const XF_MAX_CAPACITY: u64 = 1 << 40;
+/// Most bytes of partitions one XF.SCANDUMP chunk holds (a chunk holds at least one
+/// partition, and a partition is always smaller than this).
+pub const XF_CHUNK_BYTES: usize = 1 << 20;
+
 #[cfg(test)]
 mod tests {
     use super::*;

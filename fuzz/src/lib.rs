@@ -18,6 +18,7 @@ use redbloom_core::window::WindowFilter;
 pub mod merge;
 pub mod sf_targets;
 pub mod targets;
+pub mod xf_targets;
 
 /// Memory ceiling of every filter the targets create or grow (keeps runs fast and small).
 pub const MAX_BYTES: u64 = 1 << 12;

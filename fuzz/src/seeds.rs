@@ -15,10 +15,12 @@ fn seeds_dir() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds")
 }
 
-/// Every seed the encoders make (those of the SF targets from `sf_targets`).
+/// Every seed the encoders make (those of the SF and XF targets from `sf_targets` and
+/// `xf_targets`).
 fn encoder_seeds() -> Vec<Seed> {
     let mut seeds = family_seeds();
     seeds.extend(crate::sf_targets::tests::sf_seeds());
+    seeds.extend(crate::xf_targets::tests::xf_seeds());
     seeds
 }
 

@@ -416,7 +416,7 @@ pub fn wbf_rdb(data: &[u8]) {
 pub type Target = fn(&[u8]);
 
 /// Every target by name, as `fuzz_targets/` and `seeds/` name them.
-pub const ALL: [(&str, Target); 15] = [
+pub const ALL: [(&str, Target); 17] = [
     ("bf_dump", bf_dump),
     ("cf_dump", cf_dump),
     ("cbf_dump", cbf_dump),
@@ -430,6 +430,8 @@ pub const ALL: [(&str, Target); 15] = [
     ("tdigest_rdb", tdigest_rdb),
     ("sf_dump", crate::sf_targets::sf_dump),
     ("sf_rdb", crate::sf_targets::sf_rdb),
+    ("xf_dump", crate::xf_targets::xf_dump),
+    ("xf_rdb", crate::xf_targets::xf_rdb),
     ("ops", ops),
     ("merge", crate::merge::merge),
 ];

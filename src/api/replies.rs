@@ -233,7 +233,7 @@ impl<'c> ArrayReply<'c> {
         self.count += 1;
     }
 
-    pub fn error(&mut self, text: &'static str) {
+    pub fn error(&mut self, text: &str) {
         with_c_string(text.as_bytes(), |text| unsafe {
             raw::RedisModule_ReplyWithError.unwrap()(self.ctx.ctx, text);
         });

@@ -1,5 +1,5 @@
 //! The cross-load fuzz's recorded seeds (issue 32): streams scripts/cross-load-fuzz.py
-//! ran side by side in RedisBloom 2.4.20 and redbloom (BLOCKED, CBF, WBF and CMSCELL, the
+//! ran side by side in RedisBloom 2.4.20 and redbloom (BLOCKED, CBF, WBF, XF and CMSCELL, the
 //! CMS with cell sizes, in redbloom alone), random writes with extreme values (±DBL_MAX, sums that
 //! overflow to NaN, t-digest weights past 2^53 and 2^63 by self-merges, CMS counters at
 //! 2^32 and counts past 2^63, empty and large items), with DEBUG RELOAD and DUMP + DEL +
@@ -61,4 +61,10 @@ fn tdigest_seed_replays_as_redisbloom_answered() {
 #[test]
 fn cms_cell_size_seed_replays_as_recorded() {
     replay("cmscell");
+}
+
+/// XF, the expandable filter, redbloom alone (its own type: RedisBloom has none).
+#[test]
+fn xf_seed_replays_as_recorded() {
+    replay("xf");
 }

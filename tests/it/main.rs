@@ -38,3 +38,4 @@ mod tdigest;
 mod topk;
 mod upgrade;
 mod wbf;
+mod xf;

@@ -691,7 +691,7 @@ fn command_metadata_is_complete() {
         .iter()
         .map(Reply::text)
         .collect();
-    assert_eq!(all.len(), 95);
+    assert_eq!(all.len(), 108);
     let mut args = vec!["COMMAND".to_string(), "DOCS".to_string()];
     args.extend(all.iter().cloned());
     let docs = conn.call(&args).array();

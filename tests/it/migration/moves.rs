@@ -7,13 +7,14 @@ use super::{counts_are_zero, module_counts, valkey9, wait_for_state, Cluster, Mi
 use crate::support::{call, cbf, expect, wait_until, RawConnection, Reply};
 
 /// One key of each type, under one hash tag (one slot).
-pub(super) const KEYS: [&str; 9] = [
+pub(super) const KEYS: [&str; 10] = [
     "{mig}bf",
     "{mig}blocked",
     "{mig}cf",
     "{mig}cbf",
     "{mig}wbf",
     "{mig}sf",
+    "{mig}xf",
     "{mig}cms",
     "{mig}topk",
     "{mig}td",
@@ -30,7 +31,7 @@ fn send(conn: &mut RawConnection, head: &[&str], items: &[String]) -> Reply {
 }
 
 /// Creates [`KEYS`] with contents: scaled BF and CF (several links), a BLOCKED filter,
-/// a CBF with deletes, a timed WBF, a static filter, CMS, TopK
+/// a CBF with deletes, a timed WBF, a static filter, an expandable filter, CMS, TopK
 /// and t-digest with data.
 pub(super) fn fill(conn: &mut RawConnection) {
     let some = items("i", 300);
@@ -55,6 +56,8 @@ pub(super) fn fill(conn: &mut RawConnection) {
     send(conn, &["WBF.MADD", "{mig}wbf"], &some);
     let built = send(conn, &["SF.BUILD", "{mig}sf", "0.01", "ITEMS"], &some);
     assert_eq!(built, Reply::ok());
+    expect(conn, "XF.RESERVE {mig}xf 0.01 CAPACITY 16", Reply::ok());
+    send(conn, &["XF.MADD", "{mig}xf"], &some);
     expect(conn, "CMS.INITBYDIM {mig}cms 100 5", Reply::ok());
     expect(conn, "TOPK.RESERVE {mig}topk 5 50 4 0.9", Reply::ok());
     expect(conn, "TDIGEST.CREATE {mig}td COMPRESSION 50", Reply::ok());
@@ -77,6 +80,7 @@ pub(super) fn answers(conn: &mut RawConnection) -> Vec<Reply> {
         ("CF.MEXISTS", "{mig}cf"),
         ("WBF.MEXISTS", "{mig}wbf"),
         ("SF.MEXISTS", "{mig}sf"),
+        ("XF.MEXISTS", "{mig}xf"),
         ("CMS.QUERY", "{mig}cms"),
     ] {
         out.push(send(conn, &[command, key], &probe));
@@ -89,6 +93,11 @@ pub(super) fn answers(conn: &mut RawConnection) -> Vec<Reply> {
         "CBF.INFO {mig}cbf",
         "WBF.INFO {mig}wbf",
         "SF.INFO {mig}sf",
+        // Not its Size: see `module_counts`.
+        "XF.INFO {mig}xf ITEMS",
+        "XF.INFO {mig}xf CAPACITY",
+        "XF.INFO {mig}xf PARTITIONS",
+        "XF.INFO {mig}xf BOUND",
         "CMS.INFO {mig}cms",
         "TOPK.LIST {mig}topk WITHCOUNT",
         "TOPK.INFO {mig}topk",

@@ -1,0 +1,229 @@
+//! The expandable filter's workloads of the end-to-end benchmark (issue 47): `XF.EXISTS`
+//! and `XF.MEXISTS` ×100 on filters grown from 100 items to 10^3 .. 10^7 items (1 %),
+//! beside the filters users grow when the size is unknown, on the same server in the same
+//! rounds: the auto-grown Bloom filter (`BF.RESERVE 0.01 100`, what `BF.ADD` creates:
+//! capacity 100, expansion 2, a chain of links) and the Cuckoo filter with expansion
+//! (`CF.RESERVE 1024 EXPANSION 2`). Every query is of an item the filter holds (item `i`
+//! of a round is `fill:(i mod size)`), so sizes compare like with like. [`report`] prints
+//! per size the server CPU per item of each and the medians of the per-round ratios
+//! XF ÷ BF and XF ÷ CF (target: ≤ 0.8× the auto-grown BF at 10^6), XF's flatness (its CPU
+//! per item at each size ÷ at 10^6; target within ±20 % from 10^3 to 10^7) and the bits
+//! per item of each filter. redbloom only (RedisBloom has no XF). `E2E_XF_MAX` (default
+//! 10000000) caps the largest size.
+
+use super::{encode_into, item, Filter, Generator, RawConnection, Reply, Sample, Target};
+use super::{median, Workload};
+
+/// The sizes, with their labels.
+fn sizes() -> Vec<(u64, &'static str)> {
+    let max: u64 = super::env_or("E2E_XF_MAX", 10_000_000);
+    [
+        (1_000, "1K"),
+        (10_000, "10K"),
+        (100_000, "100K"),
+        (1_000_000, "1M"),
+        (10_000_000, "10M"),
+    ]
+    .into_iter()
+    .filter(|&(n, _)| n <= max)
+    .collect()
+}
+
+fn leak(s: String) -> &'static str {
+    Box::leak(s.into_boxed_str())
+}
+
+/// The three filters of a size: (key prefix, creation, fill command).
+const KINDS: [(&str, &str, &str); 3] = [
+    ("xf", "XF.RESERVE {key} 0.01", "XF.MADD"),
+    ("bfauto", "BF.RESERVE {key} 0.01 100", "BF.MADD"),
+    ("cfgrow", "CF.RESERVE {key} 1024 EXPANSION 2", "CF.INSERT"),
+];
+
+fn key(kind: &str, label: &str) -> &'static str {
+    leak(format!("{kind}{label}"))
+}
+
+/// Every size's three filters, filled with `fill:0..size` (not scaled).
+pub fn filters() -> Vec<Filter> {
+    let mut out = Vec::new();
+    for (n, label) in sizes() {
+        for (kind, create, fill) in KINDS {
+            let key = key(kind, label);
+            out.push(Filter {
+                key,
+                create: leak(create.replace("{key}", key)),
+                fill_command: fill,
+                fill: n,
+                fill_scales: false,
+                count: None,
+                on_reference: false,
+            });
+        }
+    }
+    out
+}
+
+/// The workload names of a size: (XF, BF, CF) for single lookups and for batches.
+fn names(label: &str) -> [[&'static str; 3]; 2] {
+    [
+        [
+            leak(format!("XF.EXISTS {label}")),
+            leak(format!("BF.EXISTS auto-grown {label}")),
+            leak(format!("CF.EXISTS grown {label}")),
+        ],
+        [
+            leak(format!("XF.MEXISTS×100 {label}")),
+            leak(format!("BF.MEXISTS×100 auto-grown {label}")),
+            leak(format!("CF.MEXISTS×100 grown {label}")),
+        ],
+    ]
+}
+
+/// Queries of items the filter holds: `per_op` items per command from `fill:0..size`,
+/// a different stretch each round.
+fn present(
+    command: &'static [u8],
+    key: &'static str,
+    size: u64,
+    per_op: u64,
+) -> Box<dyn Fn(u64) -> Generator<'static>> {
+    Box::new(move |r: u64| {
+        let mut items: Vec<Vec<u8>> = vec![Vec::new(); per_op as usize];
+        Box::new(move |i, out: &mut Vec<u8>| {
+            for (j, it) in items.iter_mut().enumerate() {
+                let n = (r * 7_919 + i * per_op + j as u64) % size;
+                item(b"fill:", n, it);
+            }
+            let mut args: Vec<&[u8]> = vec![command, key.as_bytes()];
+            args.extend(items.iter().map(Vec::as_slice));
+            encode_into(out, &args);
+        }) as Generator<'static>
+    })
+}
+
+/// Per size: XF, the auto-grown BF and the grown CF, singles and ×100 batches; XF's
+/// baseline is the BF of the same size (target ≤ 0.8 at 10^6), the others' GETBIT.
+pub fn workloads(n: u64, nb: u64) -> Vec<Workload> {
+    let mut out = Vec::new();
+    for (size, label) in sizes() {
+        let [singles, batches] = names(label);
+        for (names, per_op, ops, commands) in [
+            (
+                singles,
+                1,
+                n,
+                [b"XF.EXISTS".as_slice(), b"BF.EXISTS", b"CF.EXISTS"],
+            ),
+            (
+                batches,
+                100,
+                nb,
+                [b"XF.MEXISTS".as_slice(), b"BF.MEXISTS", b"CF.MEXISTS"],
+            ),
+        ] {
+            for (i, (kind, _, _)) in KINDS.iter().enumerate() {
+                let target = (i == 0 && size == 1_000_000).then_some(0.8);
+                out.push(Workload {
+                    name: names[i],
+                    filter: Some(key(kind, label)),
+                    baseline: Some(if i == 0 {
+                        (names[1], target)
+                    } else {
+                        ("GETBIT", None)
+                    }),
+                    reference_target: None,
+                    on_reference: false,
+                    prepare: None,
+                    ops,
+                    items_per_op: per_op,
+                    make: present(commands[i], key(kind, label), size, per_op),
+                });
+            }
+        }
+    }
+    out
+}
+
+fn memory(conn: &mut RawConnection, key: &str) -> Option<i64> {
+    match conn.call(&["MEMORY", "USAGE", key]) {
+        Reply::Int(n) => Some(n),
+        _ => None,
+    }
+}
+
+/// The per-round ratios of workload `a` ÷ workload `b` on redbloom: (median, min, max).
+fn ratios(samples: &[Vec<Sample>], a: usize, b: usize) -> (f64, f64, f64) {
+    let r: Vec<f64> = samples[a]
+        .iter()
+        .zip(&samples[b])
+        .map(|(x, y)| x.cpu_ns_per_item / y.cpu_ns_per_item)
+        .collect();
+    let min = r.iter().cloned().fold(f64::INFINITY, f64::min);
+    let max = r.iter().cloned().fold(0.0, f64::max);
+    (median(r), min, max)
+}
+
+/// The tables: CPU per item and ratios per size, XF's flatness, bits per item.
+pub fn report(
+    targets: &mut [Target],
+    selected: &[&Workload],
+    samples: &[Vec<Vec<Sample>>],
+    rounds: usize,
+) {
+    let index = |name: &str| selected.iter().position(|w| w.name == name);
+    let sizes: Vec<(u64, &str)> = sizes()
+        .into_iter()
+        .filter(|(_, label)| names(label).iter().flatten().all(|n| index(n).is_some()))
+        .collect();
+    if sizes.is_empty() {
+        return;
+    }
+    let s = &samples[0];
+    let cpu = |w: usize| median(s[w].iter().map(|x| x.cpu_ns_per_item).collect());
+    for (kind, which) in [("single lookups", 0), ("×100 batches", 1)] {
+        println!();
+        println!(
+            "expandable filter, {kind}: server CPU per item (ns, median of {rounds} rounds) and the medians of the per-round ratios (min – max); every filter grown from 100 items (XF.RESERVE 0.01, BF.RESERVE 0.01 100, CF.RESERVE 1024 EXPANSION 2):"
+        );
+        println!();
+        println!("| items | XF | BF auto-grown | CF grown | XF ÷ BF | XF ÷ CF | XF ÷ XF at 1M |");
+        println!("|---:|---:|---:|---:|---:|---:|---:|");
+        let at_1m = sizes
+            .iter()
+            .find(|(n, _)| *n == 1_000_000)
+            .map(|(_, label)| index(names(label)[which][0]).unwrap());
+        for &(_, label) in &sizes {
+            let w = names(label)[which].map(|n| index(n).unwrap());
+            let (bf, bf_min, bf_max) = ratios(s, w[0], w[1]);
+            let (cf, cf_min, cf_max) = ratios(s, w[0], w[2]);
+            let flat = at_1m.map_or("—".to_string(), |m| {
+                let (r, lo, hi) = ratios(s, w[0], m);
+                format!("{r:.2} ({lo:.2} – {hi:.2})")
+            });
+            println!(
+                "| {label} | {:.1} | {:.1} | {:.1} | {bf:.2} ({bf_min:.2} – {bf_max:.2}) | {cf:.2} ({cf_min:.2} – {cf_max:.2}) | {flat} |",
+                cpu(w[0]),
+                cpu(w[1]),
+                cpu(w[2]),
+            );
+        }
+    }
+    println!();
+    println!("bits per item (MEMORY USAGE × 8 ÷ items) of the filters above:");
+    println!();
+    println!("| items | XF | BF auto-grown | CF grown |");
+    println!("|---:|---:|---:|---:|");
+    let conn = &mut targets[0].conn;
+    for &(n, label) in &sizes {
+        let bits: Vec<String> = KINDS
+            .iter()
+            .map(|(kind, _, _)| {
+                memory(conn, key(kind, label)).map_or("—".to_string(), |b| {
+                    format!("{:.1}", b as f64 * 8.0 / n as f64)
+                })
+            })
+            .collect();
+        println!("| {label} | {} | {} | {} |", bits[0], bits[1], bits[2]);
+    }
+}
