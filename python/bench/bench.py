@@ -7,11 +7,13 @@ then, in one run, interleaved round by round, medians:
 1. local filters: ns per item of adds and lookups in batches of 1,000 and one call per item;
 2. a sharded filter through a 3-master cluster against redis-py's own `bf().madd` /
    `bf().mexists` on one key of the same cluster (items/s);
-3. a 10M-item local filter's memory: its bytes as the server counts them, and what the
-   process grew by.
+3. a 10M-item local filter's memory in a fresh process: the native heap it holds (the
+   extension counts its allocations) and its Python object, against BF.INFO's size, and
+   what the process' resident size grew by;
+4. a LocalCopy's lookups/s in-process (a pulled filter answering here).
 
 Run from the repository root with the package installed: `.venv/bin/python python/bench/bench.py
-[local] [sharded] [memory]` (all three by default).
+[local] [sharded] [memory] [copy]` (all four by default).
 """
 
 import gc
@@ -64,10 +66,14 @@ LIBS = {
 
 
 def timed(fn):
+    """ns per item of `fn`, in this thread's CPU time: every library here works on the
+    calling thread for these batches (redbloom releases the GIL and may use threads only
+    from 8,192 items), and CPU time does not count the time the shared machine's other
+    work takes the core away."""
     gc.disable()
-    t = time.perf_counter_ns()
+    t = time.thread_time_ns()
     fn()
-    took = time.perf_counter_ns() - t
+    took = time.thread_time_ns() - t
     gc.enable()
     return took / N
 
@@ -100,9 +106,23 @@ def local():
                                      med["redbloom"] / med["rbloom"]))
 
 
-def sharded():
+def servers_module():
+    """python/tests/servers.py, its servers loading the release build of the module
+    (REDBLOOM_MODULE overrides; `cargo build --release -p redbloom` makes it): a debug
+    build would time the server's work, not the client's."""
     sys.path.insert(0, os.path.join(ROOT, "python", "tests"))
     import servers
+    if "REDBLOOM_MODULE" not in os.environ:
+        release = os.path.join(str(servers._target_dir()), "release", "libredbloom.so")
+        if not os.path.exists(release):
+            sys.exit("build the release module first: cargo build --release -p redbloom")
+        os.environ["REDBLOOM_MODULE"] = release
+    print("\n(module: %s)" % os.environ["REDBLOOM_MODULE"])
+    return servers
+
+
+def sharded():
+    servers = servers_module()
     from redis.cluster import RedisCluster
     cluster = servers.Cluster()
     try:
@@ -144,35 +164,101 @@ def sharded():
         cluster.stop()
 
 
-def rss() -> int:
+def copy():
+    """A LocalCopy's lookups/s in-process, on one server (Debian's redis-server unless
+    REDBLOOM_SERVER): batches of 1,000 and single `in`, of items the filter holds (answered
+    by the copy alone), of items it does not hold (one SCANDUMP header check per call), and
+    of a static filter's copy (no check); against BF.MEXISTS / BF.EXISTS on the server."""
+    servers = servers_module()
+    server = servers.Server()
+    try:
+        r = server.client()
+        held = ITEMS[:20_000]
+        f = redbloom.BloomFilter(100_000, RATE)
+        f.add_many(held)
+        f.push(r, "copy:bf")
+        redbloom.StaticFilter.build(held, RATE).push(r, "copy:sf")
+        bf, sf = redbloom.LocalCopy(r, "copy:bf"), redbloom.LocalCopy(r, "copy:sf")
+        absent = PROBES[:20_000]
+        kinds = {
+            "Bloom copy, held, x1000": (lambda: [bf.contains_many(b) for b in batches(held)], 1),
+            "Bloom copy, absent, x1000": (lambda: [bf.contains_many(b) for b in batches(absent)],
+                                          1),
+            "Bloom copy, held, x1": (lambda: [x in bf for x in held[:5000]], 4),
+            "Bloom copy, absent, x1": (lambda: [x in bf for x in absent[:2000]], 10),
+            "static copy, absent, x1000": (lambda: [sf.contains_many(b) for b in batches(absent)],
+                                           1),
+            "static copy, absent, x1": (lambda: [x in sf for x in absent[:5000]], 4),
+            "server BF.MEXISTS, x1000": (lambda: [r.bf().mexists("copy:bf", *b)
+                                                  for b in batches(absent)], 1),
+            "server BF.EXISTS, x1": (lambda: [r.bf().exists("copy:bf", x) for x in absent[:2000]],
+                                     10),
+        }
+        res = {k: [] for k in kinds}
+        for _ in range(5):
+            for k, (fn, scale) in kinds.items():
+                t = time.perf_counter()
+                fn()
+                res[k].append(20_000 / scale / (time.perf_counter() - t))
+        print("\n## LocalCopy in-process (one server, %s; 20,000 lookups per round, 5 rounds; "
+              "lookups/s, medians)\n" % server_name(r))
+        print("| lookups | per second | server checks per call |")
+        print("|---|---:|---:|")
+        for k in kinds:
+            check = "—" if k.startswith("server") else (
+                "1" if "absent" in k and "Bloom" in k else "0")
+            print("| %s | %.0f | %s |" % (k, statistics.median(res[k]), check))
+    finally:
+        server.stop()
+
+
+def server_name(r) -> str:
+    info = r.info("server")
+    name = "Valkey" if "valkey_version" in info else "Redis"
+    return "%s %s" % (name, info.get("valkey_version") or info["redis_version"])
+
+
+MEMORY_CHILD = r"""
+import ctypes, gc, os, sys
+import redbloom
+from redbloom import _native
+
+def rss():
+    gc.collect()
+    ctypes.CDLL("libc.so.6").malloc_trim(0)
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
-
-def trimmed_rss() -> int:
-    """RSS once the C allocator has returned the freed temporaries (the items' lists) to
-    the system: what the process holds."""
-    import ctypes
-    gc.collect()
-    ctypes.CDLL("libc.so.6").malloc_trim(0)
-    return rss()
+n = int(sys.argv[1])
+redbloom.BloomFilter(1000, 0.01).add_many(["warm-up"])  # the module's one-time set-up
+heap0, rss0 = _native._heap_bytes(), rss()
+f = redbloom.BloomFilter(n, 0.01)
+for b in range(0, n, 100_000):
+    f.add_many(["m%d" % i for i in range(b, min(n, b + 100_000))])
+heap, grew = _native._heap_bytes() - heap0, rss() - rss0
+print(f.info()["size"], sys.getsizeof(f), heap, grew, len(f))
+"""
 
 
 def memory():
-    before = trimmed_rss()
-    f = redbloom.BloomFilter(10_000_000, RATE)
-    for b in range(0, 10_000_000, 100_000):
-        f.add_many(["m%d" % i for i in range(b, b + 100_000)])
-    grew = trimmed_rss() - before
-    size = f.info()["size"]
-    print("\n## A 10M-item local Bloom filter (error rate %g)\n" % RATE)
-    print("| its size as BF.INFO counts it | the process grew by | difference |")
-    print("|---:|---:|---:|")
-    print("| %d | %d | %d |" % (size, grew, grew - size))
+    """A 10M-item Bloom filter's memory, in a fresh process: its native heap (the
+    extension's counting allocator: bytes allocated and not freed) plus the Python object
+    (sys.getsizeof), against the size BF.INFO reports for the same filter on a server; and
+    what the process' resident size grew by."""
+    n = 10_000_000
+    out = subprocess.run([sys.executable, "-c", MEMORY_CHILD, str(n)], check=True,
+                         capture_output=True, text=True).stdout.split()
+    size, obj, heap, grew, items = map(int, out)
+    print("\n## A 10M-item local Bloom filter (error rate %g; %d items added)\n" % (RATE, items))
+    print("| BF.INFO size on a server | native heap held | Python object | local total "
+          "| local − server | process RSS grew by |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    print("| %d | %d | %d | %d | %+d | %d |" % (size, heap, obj, heap + obj, heap + obj - size,
+                                              grew))
 
 
 if __name__ == "__main__":
     print("redbloom Python bench; CPython %s; %s" % (sys.version.split()[0], os.uname().machine))
-    parts = sys.argv[1:] or ["local", "sharded", "memory"]
+    parts = sys.argv[1:] or ["local", "sharded", "memory", "copy"]
     for part in parts:
-        {"local": local, "sharded": sharded, "memory": memory}[part]()
+        {"local": local, "sharded": sharded, "memory": memory, "copy": copy}[part]()

@@ -18,17 +18,6 @@ ITEMS_PER_COMMAND = 1000
 ROUND_ATTEMPTS = 8
 
 
-def _as_bytes(item: Any) -> bytes:
-    if isinstance(item, bytes):
-        return item
-    if isinstance(item, str):
-        return item.encode()
-    if isinstance(item, (bytearray, memoryview)):
-        return bytes(item)
-    raise TypeError("redbloom items are str (sent as UTF-8, as redis-py sends it) or bytes, "
-                    "not %s; pass str(x) or bytes" % type(item).__name__)
-
-
 class ShardedFilter:
     """One logical filter over N member keys spread over a cluster's slots (or all on one
     server), with a descriptor hash at `name` — the layout of docs/sharding.md."""
@@ -96,43 +85,44 @@ class ShardedFilter:
         return self._run(op())
 
     # -- items ------------------------------------------------------------------------
-    def _per_item_op(self, items: List[bytes], verb: str, nocreate: bool):
+    def _per_item_op(self, items: Iterable[Any], verb: str, nocreate: bool):
         layout = yield from self._layout_op()
         members = layout.members
-        groups: Dict[int, List[int]] = defaultdict(list)
-        for at, m in enumerate(layout.route(items)):
-            groups[m].append(at)
-        out = [0] * len(items)
-        pending = dict(groups)
+        # The items as bytes, and per member its items' positions and bytes (native).
+        data, groups = layout.group(items)
+        out: List[Any] = [0] * len(data)
+        pending = {m: g for m, g in enumerate(groups) if g[0]}
+        head: List[Any] = ["NOCREATE", "ITEMS"] if nocreate else []
         for attempt in range(ROUND_ATTEMPTS):
             # One batch per node: the members' commands, 1,000 items each.
             plan: Dict[str, List[tuple]] = defaultdict(list)
-            for m, indices in pending.items():
+            for m, (indices, chunk) in pending.items():
                 node = _drive.node_name(self.client, members[m])
+                words = [layout.prefix + "." + verb, members[m]] + head
                 for part in range(0, len(indices), ITEMS_PER_COMMAND):
                     span = indices[part:part + ITEMS_PER_COMMAND]
-                    words: List[Any] = [layout.prefix + "." + verb, members[m]]
-                    if nocreate:
-                        words += ["NOCREATE", "ITEMS"]
-                    plan[node].append((m, span, words + [items[i] for i in span]))
+                    sent = chunk[part:part + ITEMS_PER_COMMAND]
+                    plan[node].append((m, span, sent, words + sent))
             batches = list(plan.values())
-            replies = yield ("groups", [(members[b[0][0]], [w for _, _, w in b])
+            replies = yield ("groups", [(members[b[0][0]], [w for _, _, _, w in b])
                                         for b in batches])
-            failed: Dict[int, List[int]] = {}
+            failed: Dict[int, tuple] = {}
             for batch, reply in zip(batches, replies):
                 if isinstance(reply, BaseException):
                     if not isinstance(reply, _drive.TRANSIENT) or attempt + 1 == ROUND_ATTEMPTS:
                         raise reply
-                    for m, span, _ in batch:
-                        failed.setdefault(m, []).extend(span)
+                    for m, span, sent, _ in batch:
+                        again = failed.setdefault(m, ([], []))
+                        again[0].extend(span)
+                        again[1].extend(sent)
                     continue
-                for (m, span, _), answers in zip(batch, reply):
+                for (m, span, _, _), answers in zip(batch, reply):
                     for i, r in zip(span, answers):
                         if isinstance(r, Exception):
                             node = _drive.node_name(self.client, members[m])
                             raise _io.ServerError("%s: member %s on %s: item %r: %s" % (
-                                self.name, members[m], node, items[i], r), node, members[m])
-                        out[i] = int(r)
+                                self.name, members[m], node, data[i], r), node, members[m])
+                        out[i] = r
             if not failed:
                 return out
             pending = failed
@@ -142,19 +132,17 @@ class ShardedFilter:
     def add(self, items: Iterable[Any]) -> Any:
         """Adds items (each routed to its member); one bool per item, in order: whether it
         was new (CF: always True)."""
-        data = [_as_bytes(i) for i in items]
 
         def op():
-            return [bool(r) for r in (yield from self._per_item_op(data, "INSERT", True))]
+            return [bool(r) for r in (yield from self._per_item_op(items, "INSERT", True))]
 
         return self._run(op())
 
     def contains(self, items: Iterable[Any]) -> Any:
         """Whether each item may be in the filter, in order."""
-        data = [_as_bytes(i) for i in items]
 
         def op():
-            return [bool(r) for r in (yield from self._per_item_op(data, "MEXISTS", False))]
+            return [bool(r) for r in (yield from self._per_item_op(items, "MEXISTS", False))]
 
         return self._run(op())
 
@@ -168,8 +156,6 @@ class ShardedFilter:
         each member is built here from the empty filter the server reserved, shipped under
         a temporary key and renamed into place only if the member is still empty. Returns
         the bytes sent."""
-        data = [_as_bytes(i) for i in items]
-
         def op():
             layout = yield from self._layout_op()
             if layout.family == "cbf":
@@ -182,10 +168,8 @@ class ShardedFilter:
                     raise _io.LoadRefused("%s: member %s holds items; load fills empty "
                                           "members only" % (self.name, m))
                 filters.append(f)
-            groups: List[List[bytes]] = [[] for _ in members]
-            for item, m in zip(data, layout.route(data)):
-                groups[m].append(item)
-            for f, group in zip(filters, groups):
+            _, groups = layout.group(items)
+            for f, (_, group) in zip(filters, groups):
                 f.add_many(group)
             info = layout.prefix + ".INFO"
             targets = [_io.Target(m, f, info) for m, f in zip(members, filters)]

@@ -2,7 +2,7 @@
 //! would hold, byte for byte), and the four families as its subclasses.
 
 use crate::errors::to_py;
-use crate::items::{item, Items};
+use crate::items::{item, maybe_detach, Items};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
@@ -123,13 +123,14 @@ impl Filter {
         }
     }
 
-    /// Adds every item of `items` (any iterable of str or bytes) in order, with the GIL
-    /// released while the filter is updated.
+    /// Adds every item of `items` (any iterable of str or bytes) in order (with the GIL
+    /// released while the filter is updated, for batches of 8,192 items or more).
     fn add_many(&mut self, py: Python<'_>, items: &Bound<'_, PyAny>) -> PyResult<()> {
         let items = Items::collect(items)?;
+        let release = items.release_gil();
         let slices = items.slices();
         match &mut self.local {
-            Local::Counting(chain) => py.detach(|| {
+            Local::Counting(chain) => maybe_detach(py, release, || {
                 for (at, s) in slices.iter().enumerate() {
                     if let CountingAdd::Added = chain.add(chain.hash(s), DEFAULT_MAX_FILTER_BYTES) {
                         continue;
@@ -143,7 +144,9 @@ impl Filter {
             }),
             _ => {
                 let this = &mut *self;
-                py.detach(|| this.with_built(|b| b.add_within(&slices, 0, &Limits::default())))?
+                maybe_detach(py, release, || {
+                    this.with_built(|b| b.add_within(slices, 0, &Limits::default()))
+                })?
             }
         }
         .map_err(to_py)
@@ -154,12 +157,13 @@ impl Filter {
     }
 
     /// Whether each item of `items` may be in the filter, as a list of bools (the GIL is
-    /// released while they are looked up).
+    /// released while they are looked up, for batches of 8,192 items or more).
     fn contains_many(&self, py: Python<'_>, items: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let items = Items::collect(items)?;
+        let release = items.release_gil();
         let slices = items.slices();
         let local = &self.local;
-        let answers = py.detach(|| {
+        let answers = maybe_detach(py, release, || {
             let mut out = Vec::with_capacity(slices.len());
             match local {
                 Local::Bloom(chain) => {
@@ -392,8 +396,11 @@ impl StaticFilter {
     #[staticmethod]
     #[pyo3(signature = (items, error_rate = 0.01))]
     fn build(py: Python<'_>, items: &Bound<'_, PyAny>, error_rate: f64) -> PyResult<Py<PyAny>> {
-        let items = Items::collect(items)?;
-        let keys: Vec<u64> = items.slices().iter().map(|s| item_key(s)).collect();
+        let keys: Vec<u64> = Items::collect(items)?
+            .slices()
+            .iter()
+            .map(|s| item_key(s))
+            .collect();
         let built = py
             .detach(|| Built::build_static(keys, error_rate, &Limits::default()))
             .map_err(to_py)?;

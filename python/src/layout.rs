@@ -4,7 +4,7 @@
 use crate::errors::to_py;
 use crate::items::Items;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyList};
 use redbloom_core::client_logic::family::{Family, FilterSpec};
 use redbloom_core::client_logic::sharding::{self, route};
 use std::collections::HashMap;
@@ -108,10 +108,42 @@ impl Layout {
             .collect()
     }
 
+    /// The items as bytes (a str as its UTF-8, as the routing reads it), and for each
+    /// member the positions of its items and those bytes, in order: a sharded add's or
+    /// lookup's plan in one pass.
+    #[allow(clippy::type_complexity)]
+    fn group<'py>(
+        &self,
+        py: Python<'py>,
+        items: &Bound<'py, PyAny>,
+    ) -> PyResult<(Bound<'py, PyList>, Vec<(Vec<usize>, Bound<'py, PyList>)>)> {
+        // Frozen: bytes and lists are made while the views are read.
+        let items = Items::collect_frozen(items)?;
+        let shards = self.inner.shards();
+        let all = PyList::empty(py);
+        let mut groups: Vec<(Vec<usize>, Bound<'py, PyList>)> = (0..shards)
+            .map(|_| (Vec::new(), PyList::empty(py)))
+            .collect();
+        for (at, s) in items.slices().iter().enumerate() {
+            let bytes = PyBytes::new(py, s);
+            let (indices, data) = &mut groups[route(s, shards) as usize];
+            indices.push(at);
+            data.append(&bytes)?;
+            all.append(bytes)?;
+        }
+        Ok((all, groups))
+    }
+
     /// Each item's member index (XXH3-64 of its bytes mod the member count).
     fn route(&self, py: Python<'_>, items: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
         let items = Items::collect(items)?;
+        let slices = items.slices();
         let shards = self.inner.shards();
-        Ok(py.detach(|| items.slices().iter().map(|s| route(s, shards)).collect()))
+        let route_all = || slices.iter().map(|s| route(s, shards)).collect();
+        Ok(crate::items::maybe_detach(
+            py,
+            items.release_gil(),
+            route_all,
+        ))
     }
 }

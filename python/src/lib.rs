@@ -2,10 +2,13 @@
 //! with the server's bytes ([`filter`]) and the client logic every redbloom client shares
 //! (`redbloom_core::client_logic`: slots, sharded layouts and routing, snapshot files, the
 //! all-or-nothing ship's names and scripts). The I/O is Python's, through redis-py.
-#![forbid(unsafe_code)]
+//! Unsafe code is allowed in `items` (reading items in place; see there) and `heap` (the
+//! counting allocator) alone.
+#![deny(unsafe_code)]
 
 mod errors;
 mod filter;
+mod heap;
 mod info;
 mod items;
 mod layout;
@@ -17,6 +20,17 @@ use redbloom_core::client_logic::family::Family;
 use redbloom_core::client_logic::ship;
 use redbloom_core::client_logic::slot::key_slot as slot_of;
 use redbloom_core::client_logic::snapshot::Local;
+
+#[global_allocator]
+static HEAP: heap::Counted = heap::Counted;
+
+/// Bytes the native module has allocated and not freed (its filters' arrays and tables,
+/// and any other of its allocations alive now): `python/bench/bench.py memory` measures a
+/// filter with it.
+#[pyfunction]
+fn _heap_bytes() -> usize {
+    heap::live()
+}
 
 /// The cluster slot of `key` (CLUSTER KEYSLOT), a str (UTF-8) or bytes.
 #[pyfunction]
@@ -122,6 +136,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(family_of_type, m)?)?;
     m.add_function(wrap_pyfunction!(prefix, m)?)?;
     m.add_function(wrap_pyfunction!(merge, m)?)?;
+    m.add_function(wrap_pyfunction!(_heap_bytes, m)?)?;
     m.add("SWAP_SCRIPT", ship::SWAP)?;
     m.add("RUN_ID_SCRIPT", ship::RUN_ID)?;
     m.add("SnapshotError", m.py().get_type::<errors::SnapshotError>())?;

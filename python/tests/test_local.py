@@ -100,6 +100,81 @@ def test_item_types():
     assert f.contains_many({"g1"}) == [True]
 
 
+class Text(str):
+    pass
+
+
+class Raw(bytes):
+    pass
+
+
+def test_batch_paths_equal_server(server, name):
+    """A batch long enough to be worked on without the GIL (a list frozen into a tuple),
+    a generator, a tuple, short lists and single adds all read the same bytes: str
+    (ASCII or not, and a subclass) as UTF-8, bytes (and a subclass) and bytearray as they
+    are; the server's BF.MADD of the same items builds the same filter."""
+    r = server.client()
+    items = []
+    for i in range(10_000):
+        kind = i % 6
+        items.append(["k%d" % i, "caf\u00e9-%d" % i, b"\x00b%d" % i, bytearray(b"ba%d" % i),
+                      Text("t%d" % i), Raw(b"r%d" % i)][kind])
+    sent = [bytes(x) if isinstance(x, bytearray) else x for x in items]
+    r.execute_command("BF.RESERVE", name, 0.01, 4000)
+    for at in range(0, len(sent), 1000):
+        r.execute_command("BF.MADD", name, *sent[at:at + 1000])
+    want = server_chunks(r, "BF", name)
+    whole, gen, tup, short, single = (redbloom.BloomFilter(4000) for _ in range(5))
+    whole.add_many(items)
+    gen.add_many(x for x in items)
+    tup.add_many(tuple(items))
+    for at in range(0, len(items), 700):
+        short.add_many(items[at:at + 700])
+    for x in items:
+        single.add(x)
+    for f in (whole, gen, tup, short, single):
+        assert f.chunks() == want
+    assert whole.contains_many(items + ["absent"]) == [True] * len(items) + [False]
+    assert len(whole) == int(dict(_io.info_pairs(r.execute_command(
+        "BF.INFO", name)))["Number of items inserted"])
+
+
+def test_unencodable_str_refused_whole():
+    """A str with a lone surrogate has no UTF-8 (redis-py refuses to send it too): the
+    batch is refused before any item is added."""
+    f = redbloom.BloomFilter(100)
+    for batch in (["ok", "\ud800"], ["ok"] * 9000 + ["\ud800"]):
+        with pytest.raises(UnicodeEncodeError):
+            f.add_many(batch)
+        assert len(f) == 0
+    with pytest.raises(UnicodeEncodeError):
+        _ = "\ud800" in f
+
+
+def test_memory_is_the_servers_bytes():
+    """A local filter holds the bytes BF.INFO counts on a server plus under 1 KiB: its
+    native heap (the extension counts every allocation it has not freed) and its Python
+    object."""
+    import gc
+    import sys
+    from redbloom._native import _heap_bytes
+    redbloom.BloomFilter(10).add_many(["warm-up"])
+    # Earlier tests' garbage is freed first, and none during the measure.
+    gc.collect()
+    gc.disable()
+    try:
+        before = _heap_bytes()
+        f = redbloom.BloomFilter(200_000, 0.01)
+        f.add_many("m%d" % i for i in range(200_000))
+        held = _heap_bytes() - before + sys.getsizeof(f)
+        size = f.info()["size"]
+        assert size <= held < size + 1024, (size, held)
+        del f
+        assert _heap_bytes() == before
+    finally:
+        gc.enable()
+
+
 def test_bad_arguments():
     with pytest.raises(ValueError, match="--error-rate must be between 0 and 1"):
         redbloom.BloomFilter(100, 1.5)

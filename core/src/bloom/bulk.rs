@@ -54,7 +54,7 @@ impl Chain {
             hash_into(&items[at..at + take], &mut pairs, threads, self.force64());
             if run >= MIN_RUN {
                 self.add_run(&pairs, threads);
-            } else {
+            } else if !self.add_in_room(&pairs) {
                 self.add_one_by_one(&pairs, at, &max_bytes)?;
             }
             at += take;
@@ -76,6 +76,51 @@ impl Chain {
             }
             _ => 0,
         }
+    }
+
+    /// Adds `pairs` to the chain's only link when it has room for all of them (so no link
+    /// is added meanwhile): each item's bits set in one pass, the item new when one was
+    /// clear — what `add` does item after item then — with the cache lines of the item
+    /// [`AHEAD`] requested first in a link larger than the caches. False, and nothing
+    /// done, otherwise.
+    fn add_in_room(&mut self, pairs: &[HashPair]) -> bool {
+        let [link] = self.links.as_mut_slice() else {
+            return false;
+        };
+        if link.entries.saturating_sub(link.items) < pairs.len() as u64 {
+            return false;
+        }
+        let mut added = 0;
+        if link.blocked || link.is_cache_resident() {
+            // A blocked item's bits share one cache line; a small link is in the caches.
+            for (j, &pair) in pairs.iter().enumerate() {
+                if let Some(&next) = pairs.get(j + AHEAD).filter(|_| link.blocked) {
+                    link.prefetch_block(next);
+                }
+                added += u64::from(link.set(pair));
+            }
+        } else {
+            // The positions of the next AHEAD items, computed (and their lines requested)
+            // once, in a ring of AHEAD slots.
+            let k = link.hashes as usize;
+            let mut ring = Vec::with_capacity(AHEAD * k);
+            for &pair in pairs.iter().take(AHEAD) {
+                link.push_positions_prefetched(pair, &mut ring);
+            }
+            for j in 0..pairs.len() {
+                let slot = (j % AHEAD) * k..(j % AHEAD + 1) * k;
+                added += u64::from(link.set_positions(&ring[slot.clone()]));
+                if let Some(&next) = pairs.get(j + AHEAD) {
+                    for (i, at) in ring[slot].iter_mut().enumerate() {
+                        *at = link.position(next, i as u32);
+                        prefetch(&link.data, (*at >> 3) as usize);
+                    }
+                }
+            }
+        }
+        link.items += added;
+        self.items += added;
+        true
     }
 
     /// `add_each` of the pairs of items `first..`, stopping at the first refusal.
@@ -321,5 +366,30 @@ mod tests {
         let mut got = Chain::with_layout(2000, 0.01, 2, true, true, u64::MAX).unwrap();
         got.add_items(&items, threads(2), u64::MAX).unwrap();
         assert!(got == want);
+    }
+
+    /// Batches into the room of a link larger than the caches (its positions computed ahead
+    /// in a ring), classic and blocked, on one thread: the chain `add` makes item by item,
+    /// repeats counted once, and past the room (the chain grows) too.
+    #[test]
+    fn batches_in_a_large_links_room_equal_adding_one_by_one() {
+        let items = items(30_000, 20_000);
+        for blocked in [false, true] {
+            let mut want = Chain::with_layout(1_000_000, 0.01, 2, true, blocked, u64::MAX).unwrap();
+            assert!(!want.links[0].is_cache_resident());
+            one_by_one(&mut want, &items).unwrap();
+            let mut got = Chain::with_layout(1_000_000, 0.01, 2, true, blocked, u64::MAX).unwrap();
+            for batch in items.chunks(1000) {
+                got.add_items(batch, threads(1), u64::MAX).unwrap();
+            }
+            assert!(got == want, "blocked: {blocked}");
+        }
+        let mut want = Chain::new(1500, 0.01, 2, true, u64::MAX).unwrap();
+        one_by_one(&mut want, &items[..5000]).unwrap();
+        let mut got = Chain::new(1500, 0.01, 2, true, u64::MAX).unwrap();
+        for batch in items[..5000].chunks(1000) {
+            got.add_items(batch, threads(1), u64::MAX).unwrap();
+        }
+        assert!(got == want && got.links.len() > 1);
     }
 }

@@ -15,6 +15,9 @@ pub(crate) const LINK_OVERHEAD: u64 = 64;
 /// Batch commands work on groups of this many items: their positions are computed and their
 /// cache lines requested first, so the memory latency of one item overlaps the others'.
 const GROUP: usize = 16;
+/// Positions a single add keeps on the stack for links of up to this many hashes (an
+/// error rate down to 2^-16).
+const SMALL_POSITION_BUFFER: usize = 16;
 
 /// What adding an item did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -180,10 +183,16 @@ impl Chain {
         if newest_positions.is_some() {
             return self.add_at(pair, newest_positions, max_bytes);
         }
-        // The buffer is 512 bytes to zero per item: only set up when the positions are
-        // not known yet (batches compute them for a whole group).
-        let mut buf = [0u64; POSITION_BUFFER];
+        // Only set up when the positions are not known yet (batches compute them for a
+        // whole group); a small buffer (128 bytes to zero) serves the usual hash counts,
+        // the full one (512) the rest.
         let newest = self.links.last().expect("a chain always has a link");
+        if newest.hashes as usize <= SMALL_POSITION_BUFFER {
+            let mut buf = [0u64; SMALL_POSITION_BUFFER];
+            let positions = newest.positions_prefetched_into(pair, &mut buf);
+            return self.add_at(pair, positions, max_bytes);
+        }
+        let mut buf = [0u64; POSITION_BUFFER];
         let positions = newest.positions_prefetched_into(pair, &mut buf);
         self.add_at(pair, positions, max_bytes)
     }
@@ -275,33 +284,26 @@ impl Chain {
     /// link is checked bit by bit straight away.
     pub fn contains_each(&self, pairs: &[HashPair], mut emit: impl FnMut(bool)) {
         let mut found = [false; GROUP];
-        let mut positions = Vec::new();
         for group in pairs.chunks(GROUP) {
             let found = &mut found[..group.len()];
             found.fill(false);
             for link in self.links.iter().rev() {
-                if link.blocked || link.is_cache_resident() {
-                    if !link.is_cache_resident() {
-                        for (hit, &pair) in found.iter().zip(group) {
-                            if !hit {
+                if !link.is_cache_resident() {
+                    // Every waiting item's lines requested (a blocked item's one block, a
+                    // classic item's positions, computed again for the check: cheaper
+                    // than keeping them), then each checked.
+                    for (hit, &pair) in found.iter().zip(group) {
+                        if !hit {
+                            if link.blocked {
                                 link.prefetch_block(pair);
+                            } else {
+                                link.prefetch_positions(pair);
                             }
                         }
                     }
-                    for (hit, &pair) in found.iter_mut().zip(group) {
-                        *hit = *hit || link.check_bit_by_bit(pair);
-                    }
-                } else {
-                    positions.clear();
-                    for (hit, &pair) in found.iter().zip(group) {
-                        if !hit {
-                            link.push_positions_prefetched(pair, &mut positions);
-                        }
-                    }
-                    let mut waiting = positions.chunks_exact(link.hashes.max(1) as usize);
-                    for hit in found.iter_mut().filter(|hit| !**hit) {
-                        *hit = link.check_positions(waiting.next().unwrap_or_default());
-                    }
+                }
+                for (hit, &pair) in found.iter_mut().zip(group) {
+                    *hit = *hit || link.check_bit_by_bit(pair);
                 }
                 if found.iter().all(|&hit| hit) {
                     break;

@@ -239,18 +239,23 @@ impl Link {
     /// Whether every bit of the item is set. In a cache-resident link the bits are tested
     /// one by one and the first clear one ends the check (most links of a grown chain do
     /// not hold a given item, and a clear bit is usually among the first two). In a larger
-    /// one all positions are computed and their cache lines requested before the first is
-    /// tested, so the memory loads overlap instead of each waiting for the one before.
+    /// one every position's cache line is requested before the first is tested, so the
+    /// memory loads overlap instead of each waiting for the one before (the positions are
+    /// computed again for the test: a multiply each, cheaper than keeping them).
     #[inline]
     pub fn check(&self, pair: HashPair) -> bool {
         // A blocked item's bits share one cache line: nothing to overlap.
-        if self.blocked || self.is_cache_resident() {
-            return self.check_bit_by_bit(pair);
+        if !self.blocked && !self.is_cache_resident() {
+            self.prefetch_positions(pair);
         }
-        let mut buf = [0u64; POSITION_BUFFER];
-        match self.positions_prefetched_into(pair, &mut buf) {
-            Some(positions) => self.check_positions(positions),
-            None => self.check_bit_by_bit(pair),
+        self.check_bit_by_bit(pair)
+    }
+
+    /// Requests the cache line of each of a classic link's positions of the item.
+    #[inline]
+    pub(crate) fn prefetch_positions(&self, pair: HashPair) {
+        for i in 0..self.hashes {
+            prefetch(&self.data, (self.position(pair, i) >> 3) as usize);
         }
     }
 
@@ -298,7 +303,7 @@ impl Link {
     pub(crate) fn positions_prefetched_into<'b>(
         &self,
         pair: HashPair,
-        buf: &'b mut [u64; POSITION_BUFFER],
+        buf: &'b mut [u64],
     ) -> Option<&'b [u64]> {
         let len = self.hashes as usize;
         let out = buf.get_mut(..len)?;
@@ -350,11 +355,16 @@ impl Link {
     /// Sets the given positions; true if at least one was clear.
     #[inline]
     pub(crate) fn set_positions(&mut self, positions: &[u64]) -> bool {
-        let mut newly = false;
+        // The clear bits counted here and added once (`ones` is not written per bit).
+        let mut cleared = 0;
         for &pos in positions {
-            newly |= self.set_bit(pos);
+            let byte = &mut self.data[(pos >> 3) as usize];
+            let mask = 1u8 << (pos & 7);
+            cleared += u64::from(*byte & mask == 0);
+            *byte |= mask;
         }
-        newly
+        self.ones += cleared;
+        cleared != 0
     }
 
     /// Bit positions of an item, in hash order (for tests and tools).
