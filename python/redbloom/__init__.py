@@ -1,4 +1,4 @@
-"""redbloom: Bloom, Cuckoo, counting and static filters with the bytes a redbloom (or
+"""redbloom: Bloom, Cuckoo, counting, static and expandable filters with the bytes a redbloom (or
 RedisBloom) server holds, built and answered in-process; pushed to and pulled from a server
 all or nothing through your own redis-py client; saved in the ``redbloom`` CLI's snapshot
 format; and sharded filters over a Redis Cluster that the CLI shares.
@@ -11,6 +11,7 @@ from ._native import (
     BloomFilter,
     CountingBloomFilter,
     CuckooFilter,
+    ExpandableFilter,
     Filter,
     FilterError,
     Layout,
@@ -21,6 +22,7 @@ from ._native import (
     merge,
     load,
     temp_key,
+    xf_from_chunks,
 )
 from ._io import LoadRefused, ServerError, pull
 from ._copy import LocalCopy
@@ -30,6 +32,7 @@ __all__ = [
     "BloomFilter",
     "CountingBloomFilter",
     "CuckooFilter",
+    "ExpandableFilter",
     "Filter",
     "FilterError",
     "Layout",
@@ -45,4 +48,5 @@ __all__ = [
     "load",
     "pull",
     "temp_key",
+    "xf_from_chunks",
 ]

@@ -13,6 +13,8 @@ header of the first reply of the pull the copy was built from.
 - Static filter: it never changes; the copy answers for ever, no check.
 - Counting Bloom filter: its header counts adds minus deletes, which an add and a delete
   cancel, so it cannot tell; its absent answers are asked of the server (``CBF.MEXISTS``).
+- Expandable filter (XF): the same (a delete and an add may leave an equal header); its
+  absent answers are asked of the server (``XF.MEXISTS``).
 
 When the header differs, the absent answers are asked of the server (``MEXISTS`` of those
 items only) — so a stale copy is never wrong — and the copy is pulled again, at most once
@@ -26,6 +28,11 @@ import time
 from typing import Any, Iterable, List
 
 from . import _drive, _io, _native
+
+
+#: Families whose SCANDUMP header cannot tell a change (an add and a delete may cancel):
+#: their copies ask the server for every absent item.
+UNVERSIONED = ("cbf", "xf")
 
 
 class LocalCopy:
@@ -45,7 +52,7 @@ class LocalCopy:
         filt, header = _drive.run_sync(self.client, _io.pull_op(self.key))
         self.filter = filt
         self.family = filt.family
-        self._prefix = _native.prefix(filt.family)
+        self._prefix = _io.prefix(filt.family)
         # The first reply's header: what the server held when the pull began.
         self._header = header
         self._pulled_at = time.monotonic()
@@ -72,7 +79,7 @@ class LocalCopy:
         if not absent or self.family == "static":
             self.stats["local"] += len(items)
             return answers
-        if self.family != "cbf" and self._current():
+        if self.family not in UNVERSIONED and self._current():
             self.stats["local"] += len(items)
             return answers
         words = [self._prefix + ".MEXISTS", self.key] + [items[i] for i in absent]
@@ -80,7 +87,7 @@ class LocalCopy:
             answers[i] = bool(r)
         self.stats["local"] += len(items) - len(absent)
         self.stats["server"] += len(absent)
-        if self.family != "cbf" and time.monotonic() - self._pulled_at >= self.min_pull_interval:
+        if self.family not in UNVERSIONED and time.monotonic() - self._pulled_at >= self.min_pull_interval:
             self._pull()
         return answers
 

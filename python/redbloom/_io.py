@@ -46,16 +46,26 @@ def run(client: Any, op: Any) -> Any:
 
 
 # -- operations -------------------------------------------------------------------------
-def scandump_op(prefix: str, key: str):
+def scandump_op(family_prefix: str, key: str):
     """Every (iterator, data) of `PREFIX.SCANDUMP key`, header first."""
     out: List[Tuple[int, bytes]] = []
     it = 0
     while True:
-        nxt, data = yield ("run", key, [prefix + ".SCANDUMP", key, it])
+        nxt, data = yield ("run", key, [family_prefix + ".SCANDUMP", key, it])
         if int(nxt) == 0:
             return out
         out.append((int(nxt), bytes(data or b"")))
         it = int(nxt)
+
+
+def family_of_type(kind: str) -> Optional[str]:
+    """The family ("bf", "cf", "cbf", "static", "xf") of a key whose TYPE is `kind`."""
+    return "xf" if kind == _native.XF_TYPE else _native.family_of_type(kind)
+
+
+def prefix(family: str) -> str:
+    """The command prefix of a family ("BF", …, "XF")."""
+    return "XF" if family == "xf" else _native.prefix(family)
 
 
 def family_op(key: str):
@@ -63,16 +73,19 @@ def family_op(key: str):
     kind = text((yield ("run", key, ["TYPE", key])))
     if kind == "none":
         raise KeyError(key)
-    family = _native.family_of_type(kind)
+    family = family_of_type(kind)
     if family is None:
-        raise TypeError("%s is a key of type %s, not a bf, cf, cbf or static filter" % (key, kind))
+        raise TypeError("%s is a key of type %s, not a bf, cf, cbf, static or xf filter"
+                        % (key, kind))
     return family
 
 
 def pull_op(key: str):
     """The filter at `key` and the SCANDUMP header its download began with."""
     family = yield from family_op(key)
-    chunks = yield from scandump_op(_native.prefix(family), key)
+    chunks = yield from scandump_op(prefix(family), key)
+    if family == "xf":
+        return _native.xf_from_chunks(chunks, key), chunks[0][1]
     if not chunks and family == "cf":
         info = yield ("run", key, ["CF.INFO", key])
         return _native.cuckoo_from_info(info_pairs(info)), b""
@@ -80,7 +93,7 @@ def pull_op(key: str):
 
 
 def pull(client: Any, key: str) -> Any:
-    """The filter at `key` (bf, cf, cbf or static), downloaded with SCANDUMP into a local
+    """The filter at `key` (bf, cf, cbf, static or xf), downloaded with SCANDUMP into a local
     filter that answers as the server does. KeyError if there is no such key, TypeError if
     it is not a filter."""
 
@@ -98,8 +111,8 @@ def _shape_op(key: str, temp: str, filt: Any):
     words = filt._reserve_words(temp)
     if words is None:
         return
-    prefix = _native.prefix(filt.family)
-    query = [prefix + ".SCANDUMP", temp, 0] if filt.family != "cf" else ["CF.INFO", temp]
+    name = prefix(filt.family)
+    query = [name + ".SCANDUMP", temp, 0] if filt.family != "cf" else ["CF.INFO", temp]
     replies = yield ("pipe", key, [["DEL", temp], words, query, ["DEL", temp]])
     if filt.family == "cf":
         server = dict(info_pairs(replies[2]))
@@ -113,12 +126,12 @@ def _shape_op(key: str, temp: str, filt: Any):
         raise ValueError(
             "%s: the server's %s.RESERVE with these options makes another filter than the one "
             "built here (its configs differ from the defaults): give the options explicitly, "
-            "or pull an empty filter reserved on that server and add to it" % (key, prefix))
+            "or pull an empty filter reserved on that server and add to it" % (key, name))
 
 
 def _check_temp_op(temp: str, family: str):
     kind = text((yield ("run", temp, ["TYPE", temp])))
-    if kind != "none" and _native.family_of_type(kind) != family:
+    if kind != "none" and family_of_type(kind) != family:
         raise LoadRefused(
             "%s (the temporary key of this push) exists and is a key of type %s: not left by "
             "an interrupted push; remove or rename it" % (temp, kind))
@@ -138,9 +151,8 @@ class Target:
 
 def _ship_op(t: Target, sent: List[int], progress: Optional[Callable[[int], Any]]):
     """Writes the filter under its temporary key from scratch, chunk after chunk."""
-    prefix = _native.prefix(t.filt.family)
     chunks = t.filt.chunks()
-    load = prefix + ".LOADCHUNK"
+    load = prefix(t.filt.family) + ".LOADCHUNK"
     begin: List[List[Any]] = [["DEL", t.temp]]
     rest = chunks[1:]
     if chunks:

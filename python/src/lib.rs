@@ -7,6 +7,7 @@
 #![deny(unsafe_code)]
 
 mod errors;
+mod expandable;
 mod filter;
 mod heap;
 mod info;
@@ -127,6 +128,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<filter::CountingBloomFilter>()?;
     m.add_class::<filter::StaticFilter>()?;
     m.add_class::<layout::Layout>()?;
+    m.add_class::<expandable::ExpandableFilter>()?;
+    m.add_function(wrap_pyfunction!(expandable::xf_from_chunks_py, m)?)?;
+    m.add("XF_TYPE", expandable::XF_TYPE)?;
     m.add_function(wrap_pyfunction!(filter::load, m)?)?;
     m.add_function(wrap_pyfunction!(key_slot, m)?)?;
     m.add_function(wrap_pyfunction!(temp_key, m)?)?;

@@ -8,11 +8,13 @@ import redbloom
 ITEMS = ["c%d" % i for i in range(2000)]
 
 
-@pytest.mark.parametrize("family", ["bf", "cf", "cbf"])
+RESERVE_ARGS = {"bf": [0.01, 1000], "cf": [1000], "cbf": [0.01, 1000], "xf": [0.01, "CAPACITY", 1000]}
+
+
+@pytest.mark.parametrize("family", ["bf", "cf", "cbf", "xf"])
 def test_adds_after_the_pull_are_never_absent(client, name, family):
     key = "{%s}%s" % (name, family)
-    client.execute_command(family.upper() + ".RESERVE", key,
-                           *([1000] if family == "cf" else [0.01, 1000]))
+    client.execute_command(family.upper() + ".RESERVE", key, *RESERVE_ARGS[family])
     client.execute_command(family.upper() + ".ADD", key, "first")
     copy = redbloom.LocalCopy(client, key, min_pull_interval=0)
     assert "first" in copy and copy.stats["checks"] == 0  # present: the copy alone
@@ -24,7 +26,7 @@ def test_adds_after_the_pull_are_never_absent(client, name, family):
         assert all(item in copy for item in batch[:5])
         assert copy.contains_many(ITEMS[:at + 50]) == [True] * (at + 50)
     assert copy.stats["server"] > 0  # the stale copy asked the server
-    if family != "cbf":
+    if family not in ("cbf", "xf"):
         assert copy.stats["pulls"] > 1
         # Current again: absent answers come from the copy after one header check.
         before = dict(copy.stats)
@@ -40,6 +42,14 @@ def test_deletes_then_adds_on_cuckoo(client, name):
     client.execute_command("CF.DEL", name, "a")
     client.execute_command("CF.ADD", name, "b")  # items back to 1: the deletes count moved
     assert "b" in copy
+
+
+def test_deletes_then_adds_on_xf(client, name):
+    client.execute_command("XF.ADD", name, "a")
+    copy = redbloom.LocalCopy(client, name)
+    client.execute_command("XF.DEL", name, "a")
+    client.execute_command("XF.ADD", name, "b")  # items back to 1
+    assert "b" in copy and copy.stats["server"] == 1 and copy.stats["checks"] == 0
 
 
 def test_static_copy_answers_for_ever(client, name):

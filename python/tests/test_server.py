@@ -107,7 +107,7 @@ def test_pull_every_family(client, name):
     with pytest.raises(KeyError):
         redbloom.pull(client, name + "missing")
     client.set(name + "str", "v")
-    with pytest.raises(TypeError, match="not a bf, cf, cbf or static filter"):
+    with pytest.raises(TypeError, match="not a bf, cf, cbf, static or xf filter"):
         redbloom.pull(client, name + "str")
 
 
