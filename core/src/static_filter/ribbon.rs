@@ -170,16 +170,19 @@ pub(crate) fn mask(columns: u32) -> u32 {
 }
 
 #[inline]
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
 fn word(data: &[u8], index: usize) -> u128 {
     let at = index * 16;
     u128::from_le_bytes(data[at..at + 16].try_into().expect("sixteen bytes"))
 }
 
-/// Whether the key hashed to `h` satisfies its equation in `data`. The row is split once
+/// Whether the key hashed to `h` satisfies its equation in `data` (x86-64 uses the
+/// bit-sliced [`super::ribbon_query::contains`], which the tests compare with this one). The row is split once
 /// into its part in the start block and its part in the next, so that each column costs
 /// two loads, two ANDs and a parity; the columns' parities are compared all at once (no
 /// branch per column).
 #[inline]
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
 pub(crate) fn contains(layout: &Ribbon, r: u32, data: &[u8], h: u64) -> bool {
     let e = equation(h, layout.starts());
     let (b, offset) = (e.start / COEFF_BITS, (e.start % COEFF_BITS) as u32);

@@ -315,3 +315,96 @@ proptest! {
         prop_assert_eq!(ribbon::parity(x), x.count_ones() & 1);
     }
 }
+
+/// The bit-sliced lookup answers as the column-at-a-time one on any bytes: every width,
+/// mixed and unmixed layouts (one block: every key starts at offset 0 in the only block;
+/// many: keys in the last block), random data (some keys match by chance at few columns).
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[test]
+fn bit_sliced_lookups_answer_as_one_column_at_a_time() {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let (mut agreed, mut matched) = (0u64, 0u64);
+    for r in 1..=ribbon::MAX_COLUMNS {
+        for (blocks, lower_blocks) in [(1, 0), (1, 1), (3, 1), (6, 0), (6, 6), (9, 4)] {
+            let layout = Ribbon {
+                blocks,
+                lower_blocks,
+            };
+            let len = layout.data_len(r).unwrap() as usize;
+            let data: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+            for _ in 0..2000 {
+                let h = next();
+                let expected = ribbon::contains(&layout, r, &data, h);
+                assert_eq!(
+                    super::ribbon_query::contains(&layout, r, &data, h),
+                    expected,
+                    "r {r}, {layout:?}, h {h:#x}"
+                );
+                agreed += 1;
+                matched += u64::from(expected);
+            }
+        }
+    }
+    // Both answers occur (at one and two columns, random bytes match often).
+    assert!(matched > 1000 && matched < agreed / 2, "{matched} of {agreed}");
+}
+
+/// `cargo test --release -p redbloom-core --lib measure_lookups -- --ignored --nocapture`:
+/// ribbon against fuse lookups on the same 10M items at 1 %, 0.1 % and 0.01 %, interleaved
+/// (each round times both encodings back to back on 1M absent keys, one by one and with
+/// `contains_each`); medians of the per-round ratios.
+#[test]
+#[ignore = "measurement: interleaved lookup timings"]
+fn measure_lookups() {
+    let keys = keys_of("item:", 10_000_000);
+    let absent = keys_of("absent:", 1_000_000);
+    let time = |f: &StaticFilter, batch: bool| {
+        let start = std::time::Instant::now();
+        let mut hits = 0usize;
+        if batch {
+            f.contains_each(&absent, |hit| hits += usize::from(hit));
+        } else {
+            hits = absent.iter().filter(|&&k| f.contains(k)).count();
+        }
+        std::hint::black_box(hits);
+        start.elapsed().as_secs_f64() * 1e9 / absent.len() as f64
+    };
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    for error in [0.01, 0.001, 0.0001] {
+        let ribbon = build_with(keys.clone(), error, u64::MAX, Encoding::Ribbon).unwrap();
+        let fuse = build_with(keys.clone(), error, u64::MAX, Encoding::Fuse).unwrap();
+        for batch in [false, true] {
+            let (mut r, mut f, mut ratio) = (Vec::new(), Vec::new(), Vec::new());
+            for round in 0..11 {
+                let (a, b) = if round % 2 == 0 {
+                    (time(&ribbon, batch), time(&fuse, batch))
+                } else {
+                    let b = time(&fuse, batch);
+                    (time(&ribbon, batch), b)
+                };
+                r.push(a);
+                f.push(b);
+                ratio.push(a / b);
+            }
+            eprintln!(
+                "10M at {error}, {}: ribbon {:.1} ns, fuse {:.1} ns per absent key; ribbon ÷ \
+                 fuse median {:.2} (min {:.2}, max {:.2})",
+                if batch { "contains_each" } else { "one by one" },
+                median(r),
+                median(f),
+                median(ratio.clone()),
+                ratio.iter().copied().fold(f64::MAX, f64::min),
+                ratio.iter().copied().fold(0.0, f64::max),
+            );
+        }
+    }
+}
