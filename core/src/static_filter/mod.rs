@@ -182,19 +182,22 @@ impl StaticFilter {
         let shape = match &self.layout {
             Layout::Fuse(shape) => *shape,
             Layout::Ribbon(r) => {
-                for group in keys.chunks(GROUP) {
-                    let mut hashes = [0u64; GROUP];
-                    for (h, &key) in hashes.iter_mut().zip(group) {
-                        *h = mix(key, self.seed);
-                        let (at, len) = ribbon::window_bytes(r, self.bits, *h);
-                        // Every cache line the window touches (it seldom starts on one).
-                        for line in (at & !63..at + len).step_by(64) {
-                            crate::memory::prefetch(&self.data, line);
-                        }
+                // A rolling window: the key `AHEAD` places on is requested while this one
+                // is answered, so its lines have arrived by its turn.
+                const AHEAD: usize = RIBBON_AHEAD;
+                let request = |key: u64| {
+                    let (at, len) = ribbon::window_bytes(r, self.bits, mix(key, self.seed));
+                    // Every cache line the window touches (it seldom starts on one).
+                    for line in (at & !63..at + len).step_by(64) {
+                        crate::memory::prefetch(&self.data, line);
                     }
-                    for &h in &hashes[..group.len()] {
-                        each(ribbon_contains(r, self.bits, &self.data, h));
+                };
+                keys.iter().take(AHEAD).for_each(|&k| request(k));
+                for (i, &key) in keys.iter().enumerate() {
+                    if let Some(&ahead) = keys.get(i + AHEAD) {
+                        request(ahead);
                     }
+                    each(ribbon_contains(r, self.bits, &self.data, mix(key, self.seed)));
                 }
                 return;
             }
@@ -397,6 +400,8 @@ impl Layout {
         }
     }
 }
+
+const RIBBON_AHEAD: usize = 8;
 
 /// A ribbon lookup: bit-sliced with SSE2 on x86-64, one column at a time elsewhere (the
 /// same answer).

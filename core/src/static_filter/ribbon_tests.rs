@@ -171,6 +171,24 @@ fn duplicates_one_and_two_items_and_order() {
     assert_eq!((f.items(), f.slots()), (1, 128));
 }
 
+/// The smallest sets at every width, 1 to 32 bits (a one-block ribbon, every key at
+/// offset 0, partly mixed widths): built at the first seed, every key found; the empty
+/// set builds too and holds no item.
+#[test]
+fn the_smallest_sets_build_at_every_width() {
+    for exponent in 1..=32 {
+        // r = exponent columns (2^-32 is the smallest rate taken).
+        let error = if exponent < 32 { 0.9 } else { 1.0 } * (-f64::from(exponent)).exp2();
+        let empty = build(Vec::new(), error, u64::MAX).unwrap();
+        assert_eq!((empty.items(), empty.seed(), empty.slots()), (0, FIRST_SEED, 128));
+        for keys in [vec![3u64], vec![3, 4], vec![4, 3, 4], keys_of("w", 3)] {
+            let f = build(keys.clone(), error, u64::MAX).unwrap();
+            assert_eq!(f.seed(), FIRST_SEED, "{exponent} {keys:?}");
+            assert!(keys.iter().all(|&k| f.contains(k)), "{exponent} {keys:?}");
+        }
+    }
+}
+
 #[test]
 fn an_inconsistent_system_retries_with_the_next_seed_and_more_room() {
     // Found by search: of the sets s0: .. s29: of 50,000 keys, this one alone fails at
@@ -291,6 +309,50 @@ fn contains_each_answers_as_contains() {
             }
         }
     }
+}
+
+/// This process's peak resident memory (VmHWM), in bytes (Linux; 0 elsewhere).
+fn peak_resident() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
+/// `cargo test --release -p redbloom-core --lib measure_hundred_million -- --ignored
+/// --nocapture` (about 5 GB of memory): 10^8 item keys at 1 %, the ribbon's seed, memory,
+/// rate, build speed and peak extra memory (the peak resident memory over that of the
+/// keys alone, against the filter's size).
+#[test]
+#[ignore = "measurement: a 10^8-item build"]
+fn measure_hundred_million() {
+    let n = 100_000_000u64;
+    let keys: Vec<u64> = (0..n).map(|i| mix(i, 0x1234_5678)).collect();
+    let before = peak_resident();
+    let (wall, cpu) = (std::time::Instant::now(), thread_cpu_secs());
+    let f = build(keys, 0.01, u64::MAX).unwrap();
+    let (wall, cpu) = (wall.elapsed().as_secs_f64(), thread_cpu_secs() - cpu);
+    let extra = peak_resident().saturating_sub(before);
+    let hits = (0..10_000_000u64)
+        .filter(|i| f.contains(mix(*i, 0x5eed)))
+        .count();
+    eprintln!(
+        "10^8 at 0.01: seed {}, {} bytes, {:.3} bits/item, FP {:.4} % on 10M absent \
+         (designed {:.4} %), build {:.2} M items/s of CPU time ({:.2} wall), peak extra \
+         memory {:.2} GB = {:.1}x the filter",
+        f.seed(),
+        f.mem_usage(),
+        f.bits_per_item(),
+        hits as f64 / 1e5,
+        100.0 * f.guaranteed_error(),
+        n as f64 / cpu / 1e6,
+        n as f64 / wall / 1e6,
+        extra as f64 / 1e9,
+        extra as f64 / f.mem_usage() as f64
+    );
+    assert!(f.contains(mix(17, 0x1234_5678)));
 }
 
 /// `cargo test --release -p redbloom-core --lib measure_fp_closely -- --ignored
