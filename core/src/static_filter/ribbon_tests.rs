@@ -394,9 +394,14 @@ fn bit_sliced_lookups_answer_as_one_column_at_a_time() {
     let (mut agreed, mut matched) = (0u64, 0u64);
     for r in 1..=ribbon::MAX_COLUMNS {
         for (blocks, lower_blocks) in [(1, 0), (1, 1), (3, 1), (6, 0), (6, 6), (9, 4)] {
+            // At 32 columns every block has 32 (a consistent layout has no wider one).
             let layout = Ribbon {
                 blocks,
-                lower_blocks,
+                lower_blocks: if r == ribbon::MAX_COLUMNS {
+                    blocks
+                } else {
+                    lower_blocks
+                },
             };
             let len = layout.data_len(r).unwrap() as usize;
             let data: Vec<u8> = (0..len).map(|_| next() as u8).collect();
