@@ -197,7 +197,12 @@ impl StaticFilter {
                     if let Some(&ahead) = keys.get(i + AHEAD) {
                         request(ahead);
                     }
-                    each(ribbon_contains(r, self.bits, &self.data, mix(key, self.seed)));
+                    each(ribbon_contains(
+                        r,
+                        self.bits,
+                        &self.data,
+                        mix(key, self.seed),
+                    ));
                 }
                 return;
             }

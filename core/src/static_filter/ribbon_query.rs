@@ -32,9 +32,8 @@ fn vector(x: u128) -> m128i {
 #[inline(always)]
 fn parities(x: [m128i; 8]) -> u32 {
     // 128 → 64: [x0, x1] as 64-bit lanes, each lane the XOR of its word's halves.
-    let fold64 = |a: m128i, b: m128i| {
-        bitxor_m128i(unpack_low_i64_m128i(a, b), unpack_high_i64_m128i(a, b))
-    };
+    let fold64 =
+        |a: m128i, b: m128i| bitxor_m128i(unpack_low_i64_m128i(a, b), unpack_high_i64_m128i(a, b));
     let (y01, y23, y45, y67) = (
         fold64(x[0], x[1]),
         fold64(x[2], x[3]),
@@ -97,10 +96,7 @@ pub(crate) fn contains(layout: &Ribbon, r: u32, data: &[u8], h: u64) -> bool {
         (vector(e.coeff >> (128 - offset)), first + columns)
     };
     let words = words(data);
-    let (this_block, next_block) = (
-        &words[first..first + columns],
-        &words[next..next + columns],
-    );
+    let (this_block, next_block) = (&words[first..first + columns], &words[next..next + columns]);
     let product = |j: usize| match (this_block.get(j), next_block.get(j)) {
         (Some(a), Some(b)) => bitxor_m128i(
             bitand_m128i(load_unaligned_m128i(a), here),

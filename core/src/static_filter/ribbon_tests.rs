@@ -180,7 +180,10 @@ fn the_smallest_sets_build_at_every_width() {
         // r = exponent columns (2^-32 is the smallest rate taken).
         let error = if exponent < 32 { 0.9 } else { 1.0 } * (-f64::from(exponent)).exp2();
         let empty = build(Vec::new(), error, u64::MAX).unwrap();
-        assert_eq!((empty.items(), empty.seed(), empty.slots()), (0, FIRST_SEED, 128));
+        assert_eq!(
+            (empty.items(), empty.seed(), empty.slots()),
+            (0, FIRST_SEED, 128)
+        );
         for keys in [vec![3u64], vec![3, 4], vec![4, 3, 4], keys_of("w", 3)] {
             let f = build(keys.clone(), error, u64::MAX).unwrap();
             assert_eq!(f.seed(), FIRST_SEED, "{exponent} {keys:?}");
@@ -419,7 +422,10 @@ fn bit_sliced_lookups_answer_as_one_column_at_a_time() {
         }
     }
     // Both answers occur (at one and two columns, random bytes match often).
-    assert!(matched > 1000 && matched < agreed / 2, "{matched} of {agreed}");
+    assert!(
+        matched > 1000 && matched < agreed / 2,
+        "{matched} of {agreed}"
+    );
 }
 
 /// `cargo test --release -p redbloom-core --lib measure_lookups -- --ignored --nocapture`:
