@@ -35,6 +35,8 @@ pub mod dump;
 mod health;
 pub mod rdb;
 pub mod ribbon;
+#[cfg(test)]
+mod ribbon_measures;
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 mod ribbon_query;
 #[cfg(test)]
