@@ -9,6 +9,7 @@
 //! by shifts and masks), until each 16-bit lane holds one column; three more shift-XOR
 //! steps leave each lane's parity in its bit 0, and a byte mask gathers the eight bits.
 //! About 70 instructions for eight columns where one parity at a time takes about 150.
+//! The column count a key gets (`r` or `r + 1`, by its block) is masked, not branched on.
 
 use super::ribbon::{equation, mask, Ribbon, COEFF_BITS};
 use safe_arch::{
@@ -80,12 +81,15 @@ fn spread(x: u32) -> u64 {
 }
 
 /// Whether the key hashed to `h` satisfies its equation in `data` (what
-/// [`super::ribbon::contains`] answers).
+/// [`super::ribbon::contains`] answers). The filter's `r` picks a version compiled for
+/// `r + 1` columns (a jump the same for every key of a filter; 32 for `r` = 32); a key
+/// whose block has `r` columns masks the last one off instead of branching on it (which of the two a key gets
+/// is random, so a branch on it would be mispredicted often).
 #[inline]
 pub(crate) fn contains(layout: &Ribbon, r: u32, data: &[u8], h: u64) -> bool {
     let e = equation(h, layout.starts());
     let (b, offset) = (e.start / COEFF_BITS, (e.start % COEFF_BITS) as u32);
-    let columns = layout.columns(b, r) as usize;
+    let columns = layout.columns(b, r);
     let first = layout.base(b, r) as usize;
     let here = vector(e.coeff << offset);
     // At offset 0 the row lies in the start block alone: the "next block" part reads the
@@ -93,21 +97,67 @@ pub(crate) fn contains(layout: &Ribbon, r: u32, data: &[u8], h: u64) -> bool {
     let (there, next) = if offset == 0 {
         (zeroed_m128i(), first)
     } else {
-        (vector(e.coeff >> (128 - offset)), first + columns)
+        (vector(e.coeff >> (128 - offset)), first + columns as usize)
     };
+    let width = columns as usize;
     let words = words(data);
-    let (this_block, next_block) = (&words[first..first + columns], &words[next..next + columns]);
-    let product = |j: usize| match (this_block.get(j), next_block.get(j)) {
-        (Some(a), Some(b)) => bitxor_m128i(
+    let blocks = (&words[first..first + width], &words[next..next + width]);
+    let expected = spread(e.fingerprint & mask(columns));
+    macro_rules! by_width {
+        ($($r:literal => $c:literal),*) => {
+            match r {
+                $($r => check::<$c>(blocks, here, there, expected),)*
+                // A layout `from_parts` accepts has 1 to 32 for `r`.
+                _ => false,
+            }
+        };
+    }
+    by_width!(1 => 2, 2 => 3, 3 => 4, 4 => 5, 5 => 6, 6 => 7, 7 => 8, 8 => 9, 9 => 10,
+        10 => 11, 11 => 12, 12 => 13, 13 => 14, 14 => 15, 15 => 16, 16 => 17, 17 => 18,
+        18 => 19, 19 => 20, 20 => 21, 21 => 22, 22 => 23, 23 => 24, 24 => 25, 25 => 26,
+        26 => 27, 27 => 28, 28 => 29, 29 => 30, 30 => 31, 31 => 32,
+        // Every block of a 32-bit filter has 32 columns.
+        32 => 32)
+}
+
+/// The parities of up to `C` column products, spread as [`spread`] spreads the
+/// fingerprint, against `expected`. The blocks' word slices are `C − 1` or `C` long: the
+/// product of column `C − 1` reads each slice's last word and is masked off (ANDed with
+/// zero, no branch) when they are `C − 1` long.
+#[inline]
+fn check<const C: usize>(
+    (this_block, next_block): (&[[u8; 16]], &[[u8; 16]]),
+    here: m128i,
+    there: m128i,
+    expected: u64,
+) -> bool {
+    let (Some(this_last), Some(next_last)) = (this_block.last(), next_block.last()) else {
+        return false;
+    };
+    if this_block.len() + 1 < C || next_block.len() + 1 < C {
+        return false;
+    }
+    let full = -i64::from(this_block.len() == C);
+    let last = m128i::from([full, full]);
+    let product = |a: &[u8; 16], b: &[u8; 16]| {
+        bitxor_m128i(
             bitand_m128i(load_unaligned_m128i(a), here),
             bitand_m128i(load_unaligned_m128i(b), there),
-        ),
-        _ => zeroed_m128i(),
+        )
+    };
+    let column = |j: usize| {
+        if j + 1 < C {
+            product(&this_block[j], &next_block[j])
+        } else if j + 1 == C {
+            bitand_m128i(product(this_last, next_last), last)
+        } else {
+            zeroed_m128i()
+        }
     };
     let mut found = 0u64;
-    for group in 0..columns.div_ceil(8) {
-        let x = GROUP_ORDER.map(|k| product(group * 8 + k));
+    for group in 0..C.div_ceil(8) {
+        let x = GROUP_ORDER.map(|k| column(group * 8 + k));
         found |= u64::from(parities(x)) << (16 * group);
     }
-    found == spread(e.fingerprint & mask(columns as u32))
+    found == expected
 }
