@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """SF.EXISTS and SF.MEXISTS x100 on the ribbon against encoding 1's fuse filter, one server:
-server CPU per queried item from INFO commandstats, rounds interleaved, medians.
+server CPU per queried item from INFO commandstats, rounds interleaved (which encoding goes
+first alternates), medians.
 
     scripts/sf-encodings-compare.py /abs/path/libredbloom.so [N] [ROUNDS] [redis-server]
 """
@@ -43,7 +44,11 @@ try:
             for r in range(rounds):
                 prefix = "user:" if kind == "present" else "absent%d:" % r
                 queries = ["%s%d" % (prefix, (i * 7919 + r) % n) for i in range(count)]
-                a, b = run("ribbon", batch, queries), run("fuse", batch, queries)
+                # Alternate which encoding goes first (the first of a pair can read dearer).
+                if r % 2 == 0:
+                    a, b = run("ribbon", batch, queries), run("fuse", batch, queries)
+                else:
+                    b, a = run("fuse", batch, queries), run("ribbon", batch, queries)
                 rib.append(a); fus.append(b); ratios.append(a / b)
             name = "SF.EXISTS" if batch == 1 else "SF.MEXISTS x100"
             print("%-16s %-7s ribbon %.1f ns/item, fuse %.1f ns/item, ribbon/fuse median %.2f (%.2f - %.2f)"

@@ -36,6 +36,10 @@ mod health;
 pub mod rdb;
 pub mod ribbon;
 #[cfg(test)]
+mod ribbon_measures;
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+mod ribbon_query;
+#[cfg(test)]
 mod ribbon_tests;
 #[cfg(test)]
 mod tests;
@@ -164,7 +168,7 @@ impl StaticFilter {
                 let [a, b, c] = shape.slots(h);
                 (fingerprint(h, self.bits) ^ self.slot(a) ^ self.slot(b) ^ self.slot(c)) == 0
             }
-            Layout::Ribbon(r) => ribbon::contains(r, self.bits, &self.data, h),
+            Layout::Ribbon(r) => ribbon_contains(r, self.bits, &self.data, h),
         }
     }
 
@@ -180,18 +184,27 @@ impl StaticFilter {
         let shape = match &self.layout {
             Layout::Fuse(shape) => *shape,
             Layout::Ribbon(r) => {
-                for group in keys.chunks(GROUP) {
-                    let mut hashes = [0u64; GROUP];
-                    for (h, &key) in hashes.iter_mut().zip(group) {
-                        *h = mix(key, self.seed);
-                        let (at, len) = ribbon::window_bytes(r, self.bits, *h);
-                        for line in (at..at + len).step_by(64) {
-                            crate::memory::prefetch(&self.data, line);
-                        }
+                // A rolling window: the key `AHEAD` places on is requested while this one
+                // is answered, so its lines have arrived by its turn.
+                const AHEAD: usize = RIBBON_AHEAD;
+                let request = |key: u64| {
+                    let (at, len) = ribbon::window_bytes(r, self.bits, mix(key, self.seed));
+                    // Every cache line the window touches (it seldom starts on one).
+                    for line in (at & !63..at + len).step_by(64) {
+                        crate::memory::prefetch(&self.data, line);
                     }
-                    for &h in &hashes[..group.len()] {
-                        each(ribbon::contains(r, self.bits, &self.data, h));
+                };
+                keys.iter().take(AHEAD).for_each(|&k| request(k));
+                for (i, &key) in keys.iter().enumerate() {
+                    if let Some(&ahead) = keys.get(i + AHEAD) {
+                        request(ahead);
                     }
+                    each(ribbon_contains(
+                        r,
+                        self.bits,
+                        &self.data,
+                        mix(key, self.seed),
+                    ));
                 }
                 return;
             }
@@ -393,6 +406,18 @@ impl Layout {
             Layout::Ribbon(r) => r.is_consistent(bits, error),
         }
     }
+}
+
+const RIBBON_AHEAD: usize = 8;
+
+/// A ribbon lookup: bit-sliced with SSE2 on x86-64, one column at a time elsewhere (the
+/// same answer).
+#[inline]
+fn ribbon_contains(layout: &Ribbon, r: u32, data: &[u8], h: u64) -> bool {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    return ribbon_query::contains(layout, r, data, h);
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+    return ribbon::contains(layout, r, data, h);
 }
 
 /// The hash a key gets under a seed: MurmurHash3's 64-bit finalizer of `key + seed` (a

@@ -7,78 +7,18 @@ use super::*;
 use crate::rdb::Fields;
 use proptest::prelude::*;
 
-fn keys_of(prefix: &str, n: u64) -> Vec<u64> {
+pub(super) fn keys_of(prefix: &str, n: u64) -> Vec<u64> {
     (0..n)
         .map(|i| item_key(format!("{prefix}{i}").as_bytes()))
         .collect()
 }
 
 /// The share of `n` absent keys the filter finds.
-fn fp_rate(f: &StaticFilter, n: u64) -> f64 {
+pub(super) fn fp_rate(f: &StaticFilter, n: u64) -> f64 {
     let hits = (0..n)
         .filter(|i| f.contains(item_key(format!("absent:{i}").as_bytes())))
         .count();
     hits as f64 / n as f64
-}
-
-/// This thread's CPU time (user + system), from /proc (Linux; 0 elsewhere).
-fn thread_cpu_secs() -> f64 {
-    let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
-    let fields: Vec<&str> = stat
-        .rsplit(')')
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .collect();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|f| f.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    (ticks(11) + ticks(12)) / 100.0
-}
-
-/// `cargo test --release -p redbloom-core --lib measure_large_builds -- --ignored
-/// --nocapture`: both encodings at 1 %, 0.1 % and 0.01 % of 1M and 10M items, one run.
-#[test]
-#[ignore = "measurement: prints seeds, memory and rates of large builds"]
-fn measure_large_builds() {
-    for n in [1_000_000u64, 10_000_000] {
-        let keys = keys_of("item:", n);
-        for error in [0.01, 0.001, 0.0001] {
-            for encoding in [Encoding::Ribbon, Encoding::Fuse] {
-                let (wall, cpu) = (std::time::Instant::now(), thread_cpu_secs());
-                let f = build_with(keys.clone(), error, u64::MAX, encoding).unwrap();
-                let (wall, cpu) = (wall.elapsed().as_secs_f64(), thread_cpu_secs() - cpu);
-                eprintln!(
-                    "{n} items at {error} {encoding:?}: seed {} {:.3} bits/item, FP {:.5} % \
-                     on 4M absent (guaranteed {:.5} %), build {:.2} M items/s of CPU time \
-                     ({:.2} wall)",
-                    f.seed(),
-                    f.bits_per_item(),
-                    100.0 * fp_rate(&f, 4_000_000),
-                    100.0 * f.guaranteed_error(),
-                    n as f64 / cpu / 1e6,
-                    n as f64 / wall / 1e6
-                );
-            }
-        }
-    }
-}
-
-#[test]
-#[ignore = "measurement: first-seed success by size"]
-fn measure_seeds() {
-    for n in [100_000u64, 1_000_000, 10_000_000] {
-        let mut seeds = Vec::new();
-        for set in 0..(20_000_000 / n).min(20) {
-            let f = build(keys_of(&format!("s{set}:"), n), 0.0001, u64::MAX).unwrap();
-            seeds.push(f.seed());
-        }
-        let f = build(keys_of("q", n), 0.0001, u64::MAX).unwrap();
-        eprintln!("n {n}: seeds {seeds:?} bits/item {:.3}", f.bits_per_item());
-    }
 }
 
 fn built(n: u64, error: f64) -> StaticFilter {
@@ -169,6 +109,27 @@ fn duplicates_one_and_two_items_and_order() {
     // A million copies of one key are one item.
     let f = build(vec![42; 1_000_000], 0.01, u64::MAX).unwrap();
     assert_eq!((f.items(), f.slots()), (1, 128));
+}
+
+/// The smallest sets at every width, 1 to 32 bits (a one-block ribbon, every key at
+/// offset 0, partly mixed widths): built at the first seed, every key found; the empty
+/// set builds too and holds no item.
+#[test]
+fn the_smallest_sets_build_at_every_width() {
+    for exponent in 1..=32 {
+        // r = exponent columns (2^-32 is the smallest rate taken).
+        let error = if exponent < 32 { 0.9 } else { 1.0 } * (-f64::from(exponent)).exp2();
+        let empty = build(Vec::new(), error, u64::MAX).unwrap();
+        assert_eq!(
+            (empty.items(), empty.seed(), empty.slots()),
+            (0, FIRST_SEED, 128)
+        );
+        for keys in [vec![3u64], vec![3, 4], vec![4, 3, 4], keys_of("w", 3)] {
+            let f = build(keys.clone(), error, u64::MAX).unwrap();
+            assert_eq!(f.seed(), FIRST_SEED, "{exponent} {keys:?}");
+            assert!(keys.iter().all(|&k| f.contains(k)), "{exponent} {keys:?}");
+        }
+    }
 }
 
 #[test]
@@ -293,25 +254,56 @@ fn contains_each_answers_as_contains() {
     }
 }
 
-/// `cargo test --release -p redbloom-core --lib measure_fp_closely -- --ignored
-/// --nocapture`: the 10M-item filter at 1 %, its rate on 40M absent keys.
-#[test]
-#[ignore = "measurement: the false-positive rate on 40M absent keys"]
-fn measure_fp_closely() {
-    let f = build(keys_of("item:", 10_000_000), 0.01, u64::MAX).unwrap();
-    let hits = (0..40_000_000u64)
-        .filter(|i| f.contains(mix(*i, 0x5eed)))
-        .count();
-    eprintln!(
-        "10M at 0.01: FP {:.5} % on 40M absent (designed {:.5} %)",
-        hits as f64 / 4e5,
-        100.0 * f.guaranteed_error()
-    );
-}
-
 proptest! {
     #[test]
     fn parity_is_the_count_of_ones_mod_2(x in any::<u128>()) {
         prop_assert_eq!(ribbon::parity(x), x.count_ones() & 1);
     }
+}
+
+/// The bit-sliced lookup answers as the column-at-a-time one on any bytes: every width,
+/// mixed and unmixed layouts (one block: every key starts at offset 0 in the only block;
+/// many: keys in the last block), random data (some keys match by chance at few columns).
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[test]
+fn bit_sliced_lookups_answer_as_one_column_at_a_time() {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let (mut agreed, mut matched) = (0u64, 0u64);
+    for r in 1..=ribbon::MAX_COLUMNS {
+        for (blocks, lower_blocks) in [(1, 0), (1, 1), (3, 1), (6, 0), (6, 6), (9, 4)] {
+            // At 32 columns every block has 32 (a consistent layout has no wider one).
+            let layout = Ribbon {
+                blocks,
+                lower_blocks: if r == ribbon::MAX_COLUMNS {
+                    blocks
+                } else {
+                    lower_blocks
+                },
+            };
+            let len = layout.data_len(r).unwrap() as usize;
+            let data: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+            for _ in 0..2000 {
+                let h = next();
+                let expected = ribbon::contains(&layout, r, &data, h);
+                assert_eq!(
+                    super::ribbon_query::contains(&layout, r, &data, h),
+                    expected,
+                    "r {r}, {layout:?}, h {h:#x}"
+                );
+                agreed += 1;
+                matched += u64::from(expected);
+            }
+        }
+    }
+    // Both answers occur (at one and two columns, random bytes match often).
+    assert!(
+        matched > 1000 && matched < agreed / 2,
+        "{matched} of {agreed}"
+    );
 }

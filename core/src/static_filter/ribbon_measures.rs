@@ -1,0 +1,180 @@
+//! Measurements of the ribbon beside the fuse filter (ignored tests, run by hand with
+//! `cargo test --release -p redbloom-core --lib NAME -- --ignored --nocapture`): large
+//! builds, first-seed success, 10^8 items, the rate on many keys, interleaved lookups.
+
+use super::ribbon_tests::{fp_rate, keys_of};
+use super::*;
+
+/// This thread's CPU time (user + system), from /proc (Linux; 0 elsewhere).
+fn thread_cpu_secs() -> f64 {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
+    let fields: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// `cargo test --release -p redbloom-core --lib measure_large_builds -- --ignored
+/// --nocapture`: both encodings at 1 %, 0.1 % and 0.01 % of 1M and 10M items, one run.
+#[test]
+#[ignore = "measurement: prints seeds, memory and rates of large builds"]
+fn measure_large_builds() {
+    for n in [1_000_000u64, 10_000_000] {
+        let keys = keys_of("item:", n);
+        for error in [0.01, 0.001, 0.0001] {
+            for encoding in [Encoding::Ribbon, Encoding::Fuse] {
+                let (wall, cpu) = (std::time::Instant::now(), thread_cpu_secs());
+                let f = build_with(keys.clone(), error, u64::MAX, encoding).unwrap();
+                let (wall, cpu) = (wall.elapsed().as_secs_f64(), thread_cpu_secs() - cpu);
+                eprintln!(
+                    "{n} items at {error} {encoding:?}: seed {} {:.3} bits/item, FP {:.5} % \
+                     on 4M absent (guaranteed {:.5} %), build {:.2} M items/s of CPU time \
+                     ({:.2} wall)",
+                    f.seed(),
+                    f.bits_per_item(),
+                    100.0 * fp_rate(&f, 4_000_000),
+                    100.0 * f.guaranteed_error(),
+                    n as f64 / cpu / 1e6,
+                    n as f64 / wall / 1e6
+                );
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "measurement: first-seed success by size"]
+fn measure_seeds() {
+    for n in [100_000u64, 1_000_000, 10_000_000] {
+        let mut seeds = Vec::new();
+        for set in 0..(20_000_000 / n).min(20) {
+            let f = build(keys_of(&format!("s{set}:"), n), 0.0001, u64::MAX).unwrap();
+            seeds.push(f.seed());
+        }
+        let f = build(keys_of("q", n), 0.0001, u64::MAX).unwrap();
+        eprintln!("n {n}: seeds {seeds:?} bits/item {:.3}", f.bits_per_item());
+    }
+}
+
+/// This process's peak resident memory (VmHWM), in bytes (Linux; 0 elsewhere).
+fn peak_resident() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
+/// `cargo test --release -p redbloom-core --lib measure_hundred_million -- --ignored
+/// --nocapture` (about 5 GB of memory): 10^8 item keys at 1 %, the ribbon's seed, memory,
+/// rate, build speed and peak extra memory (the peak resident memory over that of the
+/// keys alone, against the filter's size).
+#[test]
+#[ignore = "measurement: a 10^8-item build"]
+fn measure_hundred_million() {
+    let n = 100_000_000u64;
+    let keys: Vec<u64> = (0..n).map(|i| mix(i, 0x1234_5678)).collect();
+    let before = peak_resident();
+    let (wall, cpu) = (std::time::Instant::now(), thread_cpu_secs());
+    let f = build(keys, 0.01, u64::MAX).unwrap();
+    let (wall, cpu) = (wall.elapsed().as_secs_f64(), thread_cpu_secs() - cpu);
+    let extra = peak_resident().saturating_sub(before);
+    let hits = (0..10_000_000u64)
+        .filter(|i| f.contains(mix(*i, 0x5eed)))
+        .count();
+    eprintln!(
+        "10^8 at 0.01: seed {}, {} bytes, {:.3} bits/item, FP {:.4} % on 10M absent \
+         (designed {:.4} %), build {:.2} M items/s of CPU time ({:.2} wall), peak extra \
+         memory {:.2} GB = {:.1}x the filter",
+        f.seed(),
+        f.mem_usage(),
+        f.bits_per_item(),
+        hits as f64 / 1e5,
+        100.0 * f.guaranteed_error(),
+        n as f64 / cpu / 1e6,
+        n as f64 / wall / 1e6,
+        extra as f64 / 1e9,
+        extra as f64 / f.mem_usage() as f64
+    );
+    assert!(f.contains(mix(17, 0x1234_5678)));
+}
+
+/// `cargo test --release -p redbloom-core --lib measure_fp_closely -- --ignored
+/// --nocapture`: the 10M-item filter at 1 %, its rate on 40M absent keys.
+#[test]
+#[ignore = "measurement: the false-positive rate on 40M absent keys"]
+fn measure_fp_closely() {
+    let f = build(keys_of("item:", 10_000_000), 0.01, u64::MAX).unwrap();
+    let hits = (0..40_000_000u64)
+        .filter(|i| f.contains(mix(*i, 0x5eed)))
+        .count();
+    eprintln!(
+        "10M at 0.01: FP {:.5} % on 40M absent (designed {:.5} %)",
+        hits as f64 / 4e5,
+        100.0 * f.guaranteed_error()
+    );
+}
+
+/// `cargo test --release -p redbloom-core --lib measure_lookups -- --ignored --nocapture`:
+/// ribbon against fuse lookups on the same 10M items at 1 %, 0.1 % and 0.01 %, interleaved
+/// (each round times both encodings back to back on 1M absent keys, one by one and with
+/// `contains_each`); medians of the per-round ratios.
+#[test]
+#[ignore = "measurement: interleaved lookup timings"]
+fn measure_lookups() {
+    let keys = keys_of("item:", 10_000_000);
+    let absent = keys_of("absent:", 1_000_000);
+    let time = |f: &StaticFilter, batch: bool| {
+        let start = std::time::Instant::now();
+        let mut hits = 0usize;
+        if batch {
+            f.contains_each(&absent, |hit| hits += usize::from(hit));
+        } else {
+            hits = absent.iter().filter(|&&k| f.contains(k)).count();
+        }
+        std::hint::black_box(hits);
+        start.elapsed().as_secs_f64() * 1e9 / absent.len() as f64
+    };
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    for error in [0.01, 0.001, 0.0001] {
+        let ribbon = build_with(keys.clone(), error, u64::MAX, Encoding::Ribbon).unwrap();
+        let fuse = build_with(keys.clone(), error, u64::MAX, Encoding::Fuse).unwrap();
+        for batch in [false, true] {
+            let (mut r, mut f, mut ratio) = (Vec::new(), Vec::new(), Vec::new());
+            for round in 0..11 {
+                let (a, b) = if round % 2 == 0 {
+                    (time(&ribbon, batch), time(&fuse, batch))
+                } else {
+                    let b = time(&fuse, batch);
+                    (time(&ribbon, batch), b)
+                };
+                r.push(a);
+                f.push(b);
+                ratio.push(a / b);
+            }
+            eprintln!(
+                "10M at {error}, {}: ribbon {:.1} ns, fuse {:.1} ns per absent key; ribbon ÷ \
+                 fuse median {:.2} (min {:.2}, max {:.2})",
+                if batch { "contains_each" } else { "one by one" },
+                median(r),
+                median(f),
+                median(ratio.clone()),
+                ratio.iter().copied().fold(f64::MAX, f64::min),
+                ratio.iter().copied().fold(0.0, f64::max),
+            );
+        }
+    }
+}
