@@ -5,9 +5,9 @@
 //! ```
 //!
 //! XF grown from its default capacity (100), the auto-grown Bloom filter BF.ADD makes (a
-//! chain from 100 items, expansion 2) and a Cuckoo filter with expansion 2 (from 1024, as
-//! CF.ADD makes with `EXPANSION 2`) take the same items, at 1 % and 0.1 %. Every ~2 % of
-//! growth: each one's memory (bits per item of what MEMORY USAGE reports) and XF's FP
+//! chain from 100 items, expansion 2) and a Cuckoo filter with expansion 2 (capacity 1024
+//! at first, as `CF.RESERVE key 1024 EXPANSION 2` makes) take the same items, at 1 % and
+//! 0.1 %. Every ~2 % of growth: each one's memory (bits per item of what MEMORY USAGE reports) and XF's FP
 //! bound; at each decade: the false-positive rate measured on 1M absent items and XF's
 //! ns per lookup (the median of 5 rounds of 100k lookups, half present, half absent,
 //! interleaved with the Bloom filter's). `XF_FIGURES_MAX` sets the largest size (10^7 by
