@@ -75,7 +75,7 @@ def test_bad_arguments():
     chunks = redbloom.ExpandableFilter().chunks()
     with pytest.raises(ValueError, match="x: not an expandable filter's dump"):
         redbloom.xf_from_chunks([(1, b"junk")], "x")
-    with pytest.raises(ValueError, match="received bad data"):
+    with pytest.raises(ValueError, match="malformed or inconsistent XF data"):
         redbloom.xf_from_chunks(chunks[:1])  # the header without its partitions
 
 

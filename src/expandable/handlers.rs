@@ -28,12 +28,14 @@ fn error(text: &'static str) -> RedisError {
     RedisError::Str(text)
 }
 
-/// The reply to what the core refused: its own text (`XfError`'s Display is the reply),
-/// but for the ceiling, which names the limit that refused (`bf.max-filter-bytes` or the
-/// memory left under maxmemory).
+/// The reply to what the core refused: its own text (`XfError`'s Display is the reply) for
+/// XF's own refusals; the texts every family shares from errors.rs; the ceiling names the
+/// limit that refused (`bf.max-filter-bytes` or the memory left under maxmemory).
 fn refused(e: XfError) -> String {
     match e {
         XfError::TooLarge => crate::write::too_large().to_string(),
+        XfError::OutOfMemory => errors::INSUFFICIENT_MEMORY.to_string(),
+        XfError::BadData => errors::RECEIVED_BAD_DATA.to_string(),
         e => e.to_string(),
     }
 }
@@ -152,8 +154,9 @@ pub fn add(ctx: &Context, args: &Args) -> RedisResult {
     match inserted {
         Ok(()) => reply_bool(ctx, true),
         Err(e) => {
-            write.item_failed(&e.to_string());
-            Err(RedisError::String(refused(e)))
+            let text = refused(e);
+            write.item_failed(&text);
+            Err(RedisError::String(text))
         }
     }
 }
@@ -180,8 +183,9 @@ pub fn madd(ctx: &Context, args: &Args) -> RedisResult {
         match outcome {
             Ok(()) => reply.boolean(true),
             Err(e) => {
-                write.item_failed(&e.to_string());
-                reply.error(&refused(e));
+                let text = refused(e);
+                write.item_failed(&text);
+                reply.error(&text);
             }
         }
     }

@@ -89,11 +89,11 @@ impl fmt::Display for XfError {
         f.write_str(match self {
             XfError::BadErrorRate => "ERR error rate must be in [1e-9, 1)",
             XfError::BadCapacity => "ERR capacity must be in [1, 2^40]",
-            XfError::TooLarge => "ERR filter would exceed the max-filter-bytes limit",
-            XfError::OutOfMemory => "ERR Insufficient memory",
+            XfError::TooLarge => "the filter would exceed the memory ceiling",
+            XfError::OutOfMemory => "allocation failed",
             XfError::PartitionFull => "ERR item added too many times",
             XfError::MaxSize => "ERR the filter has reached its largest size",
-            XfError::BadData => "ERR received bad data",
+            XfError::BadData => "malformed or inconsistent XF data",
             XfError::BadOffset => "ERR invalid offset - no chunk found",
         })
     }

@@ -31,9 +31,10 @@ pub fn load_xf(input: &mut impl FieldReader, encver: i32) -> Option<XFilter> {
     let chunks = input.unsigned()?;
     for _ in 0..chunks {
         let data = input.buffer()?;
-        let iter = 1 + data
+        let iter = data
             .get(..8)
-            .map(|b| u64::from_le_bytes(b.try_into().expect("8")))?;
+            .map(|b| u64::from_le_bytes(b.try_into().expect("8")))?
+            .checked_add(1)?;
         let count = data
             .get(8..12)
             .map(|b| u32::from_le_bytes(b.try_into().expect("4")))?;
