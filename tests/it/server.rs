@@ -980,8 +980,15 @@ fn the_harness_fails_a_test_whose_server_died() {
         .status()
         .expect("run kill");
     assert!(status.success());
+    // Gone means exited (a zombie until the harness reaps it), not only its port closed:
+    // the kernel closes the sockets before the process has ended.
+    let stat = format!("/proc/{}/stat", server.pid());
     wait_until("the server gone", || {
-        RawConnection::connect(server.port).is_err()
+        std::fs::read_to_string(&stat).map_or(true, |s| {
+            s.rsplit(')')
+                .next()
+                .is_none_or(|state| state.trim_start().starts_with('Z'))
+        })
     });
     let stopped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| server.stop(false)));
     let message = *stopped
