@@ -18,6 +18,7 @@
 //! [`XFilter::new_len`]) so that the union bound of the false-positive rate, kept exactly
 //! as a histogram of each entry's total of hash bits, stays below the error rate for ever.
 
+mod batch;
 pub mod dump;
 #[cfg(test)]
 mod figures;
