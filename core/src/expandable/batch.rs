@@ -7,7 +7,7 @@
 //! directory entry is requested while item `i` is answered; item `i + AHEAD`'s entry has
 //! arrived by then, so its bitmap line and its run's estimated line are requested from it.
 
-use super::{XFilter, BUCKETS};
+use super::{Partition, XFilter, BUCKETS};
 use crate::memory::{prefetch, prefetch_ref};
 
 /// Items between a stage of the pipeline and the next.
@@ -17,6 +17,18 @@ const AHEAD: usize = 4;
 const CACHED_PARTITIONS: u64 = 2048;
 
 impl XFilter {
+    /// Requests the lines of `part` the lookup of hash `h` reads: the bitmap's word of the
+    /// run's start (about `q + q·m/256` bits in) and the run's first slot at the mean load.
+    #[inline]
+    pub(crate) fn prefetch_run(part: &Partition, h: u64) {
+        let words = part.words();
+        let q = Self::bucket_of(h);
+        let m = part.entries() as usize;
+        let before = q * m / BUCKETS;
+        prefetch(words, (q + before) / 64);
+        prefetch(words, (BUCKETS + m + before * part.width() as usize) / 64);
+    }
+
     /// [`Self::contains`] of each hash in order, answers passed to `each`.
     pub fn contains_each(&self, hashes: &[u64], mut each: impl FnMut(bool)) {
         if self.partitions() <= CACHED_PARTITIONS {
@@ -29,15 +41,7 @@ impl XFilter {
         };
         let lines = |h: u64| {
             let (p, _) = self.address(h);
-            let part = self.partition(p);
-            let words = part.words();
-            let q = Self::bucket_of(h);
-            let m = part.entries() as usize;
-            // The bitmap's word of the run's start (about q + q·m/256 bits in) and the
-            // run's first slot at the mean load.
-            let before = q * m / BUCKETS;
-            prefetch(words, (q + before) / 64);
-            prefetch(words, (BUCKETS + m + before * part.width() as usize) / 64);
+            Self::prefetch_run(self.partition(p), h);
         };
         hashes.iter().take(2 * AHEAD).for_each(|&h| entry(h));
         hashes.iter().take(AHEAD).for_each(|&h| lines(h));

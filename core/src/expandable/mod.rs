@@ -465,8 +465,10 @@ impl XFilter {
     pub fn contains(&self, h: u64) -> bool {
         let (p, lp) = self.address(h);
         let fp = h >> lp;
-        self.partition(p)
-            .bucket(Self::bucket_of(h))
+        let part = self.partition(p);
+        // The run's line is requested before the bitmap is scanned: two misses overlap.
+        Self::prefetch_run(part, h);
+        part.bucket(Self::bucket_of(h))
             .any(|s| slot_matches(s, fp))
     }
 
