@@ -468,8 +468,7 @@ impl XFilter {
         let part = self.partition(p);
         // The run's line is requested before the bitmap is scanned: two misses overlap.
         Self::prefetch_run(part, h);
-        part.bucket(Self::bucket_of(h))
-            .any(|s| slot_matches(s, fp))
+        part.bucket(Self::bucket_of(h)).any(|s| slot_matches(s, fp))
     }
 
     /// How many entries match the item of hash `h` (at least the times it was added and
