@@ -127,13 +127,23 @@ pub fn copy_changed_pages(dst: &mut [u8], src: &[u8]) {
 /// software prefetch: the instruction retires at once, the line arrives meanwhile).
 /// Out-of-range indexes are ignored.
 #[inline(always)]
-pub(crate) fn prefetch(data: &[u8], index: usize) {
+pub(crate) fn prefetch<T: Copy>(data: &[T], index: usize) {
     if let Some(byte) = data.get(index) {
         #[cfg(all(target_arch = "x86_64", target_feature = "sse"))]
         safe_arch::prefetch_t0(byte);
         #[cfg(not(all(target_arch = "x86_64", target_feature = "sse")))]
         std::hint::black_box(*byte);
     }
+}
+
+/// [`prefetch`] of the cache line holding `value` (a value that is not `Copy`: only
+/// x86-64 prefetches it, elsewhere this does nothing).
+#[inline(always)]
+pub(crate) fn prefetch_ref<T>(value: &T) {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse"))]
+    safe_arch::prefetch_t0(value);
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse")))]
+    let _ = value;
 }
 
 #[cfg(test)]

@@ -220,8 +220,14 @@ pub fn mexists(ctx: &Context, args: &Args) -> RedisResult {
     let key = Key::open(ctx, args, 1, false);
     let filter = queried(&key)?;
     let mut reply = ArrayReply::with_len(ctx, args.len() - 2);
-    for i in 2..args.len() {
-        reply.boolean(filter.is_some_and(|f| f.contains(XFilter::hash(args.bytes(i)))));
+    match filter {
+        Some(f) => {
+            let hashes: Vec<u64> = (2..args.len())
+                .map(|i| XFilter::hash(args.bytes(i)))
+                .collect();
+            f.contains_each(&hashes, |hit| reply.boolean(hit));
+        }
+        None => (2..args.len()).for_each(|_| reply.boolean(false)),
     }
     reply.finish()
 }

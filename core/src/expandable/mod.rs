@@ -18,6 +18,7 @@
 //! [`XFilter::new_len`]) so that the union bound of the false-positive rate, kept exactly
 //! as a histogram of each entry's total of hash bits, stays below the error rate for ever.
 
+mod batch;
 pub mod dump;
 #[cfg(test)]
 mod figures;
@@ -464,9 +465,10 @@ impl XFilter {
     pub fn contains(&self, h: u64) -> bool {
         let (p, lp) = self.address(h);
         let fp = h >> lp;
-        self.partition(p)
-            .bucket(Self::bucket_of(h))
-            .any(|s| slot_matches(s, fp))
+        let part = self.partition(p);
+        // The run's line is requested before the bitmap is scanned: two misses overlap.
+        Self::prefetch_run(part, h);
+        part.bucket(Self::bucket_of(h)).any(|s| slot_matches(s, fp))
     }
 
     /// How many entries match the item of hash `h` (at least the times it was added and

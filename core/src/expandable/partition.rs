@@ -239,7 +239,10 @@ impl Partition {
     fn resize(&mut self, bits: usize) {
         let n = words_for(bits);
         if n != self.words.len() {
+            // Exactly `n` words reserved, so the boxed slice keeps the allocation: one
+            // reallocation (often in place) instead of a grow and a shrink.
             let mut v = std::mem::take(&mut self.words).into_vec();
+            v.reserve_exact(n.saturating_sub(v.len()));
             v.resize(n, 0);
             self.words = v.into_boxed_slice();
         }
