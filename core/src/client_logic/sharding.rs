@@ -79,6 +79,9 @@ impl Layout {
                 "--shards must be 1 to {MAX_SHARDS}"
             )));
         }
+        if spec.family == Family::Xf {
+            return Err(LogicError::usage(XF_NOT_SHARDED));
+        }
         spec.validate()?;
         let members = (0..shards).map(|i| member_key(name, i, shards)).collect();
         Ok(Layout {
