@@ -119,10 +119,9 @@ impl Counts {
                 .iter()
                 .map(|s| s.data().len() as u64)
                 .collect(),
-            Local::Static(_)
-            | Local::Expandable(_)
-            | Local::XfLoading(_)
-            | Local::EmptyCuckoo => Vec::new(),
+            Local::Static(_) | Local::Expandable(_) | Local::XfLoading(_) | Local::EmptyCuckoo => {
+                Vec::new()
+            }
         };
         Counts {
             used: vec![0; sizes.len()],
@@ -316,7 +315,12 @@ pub fn inspect_key(conn: &mut Conn, key: &str, family: Family) -> Result<Report>
         }
         // One table that grows: no links; its capacity is what it holds before its next
         // split, its rate the bound it keeps (XF.INFO's figures).
-        Local::Expandable(filter) => (Vec::new(), filter.items(), filter.capacity(), Some(filter.error_rate())),
+        Local::Expandable(filter) => (
+            Vec::new(),
+            filter.items(),
+            filter.capacity(),
+            Some(filter.error_rate()),
+        ),
         Local::XfLoading(_) => unreachable!("scan finishes an expandable filter"),
         Local::EmptyCuckoo => {
             let link = empty_cuckoo(conn, key)?;

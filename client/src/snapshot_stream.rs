@@ -266,9 +266,7 @@ pub fn check_reader(name: &str, reader: impl Read, items: &[Vec<u8>]) -> Result<
         None if family == Family::Cf => Local::EmptyCuckoo,
         None => return Err(bad("empty dump".into())),
     };
-    let local = local
-        .finish(name)
-        .map_err(|e| Error::file(e.message()))?;
+    let local = local.finish(name).map_err(|e| Error::file(e.message()))?;
     Ok(items.iter().map(|item| local.contains(item)).collect())
 }
 
