@@ -59,7 +59,7 @@ impl Family {
     }
 
     /// The names `TYPE` replies for a key of this family.
-    pub fn type_names(self) -> &'static [&'static str] {
+    pub const fn type_names(self) -> &'static [&'static str] {
         match self {
             Family::Bf => &["MBbloom--", "RBblockBF"],
             Family::Cf => &["MBbloomCF"],
