@@ -64,7 +64,7 @@ impl Filter {
 pub fn wrap(py: Python<'_>, filter: Filter) -> PyResult<Py<PyAny>> {
     if let Local::Expandable(f) = filter.local {
         let xf = ExpandableFilter {
-            filter: f,
+            filter: *f,
             reserved: None,
         };
         return Ok(Py::new(py, xf)?.into_any());

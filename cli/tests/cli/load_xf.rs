@@ -28,14 +28,17 @@ fn dump(conn: &mut RawConnection, key: &str) -> Vec<(i64, Option<Vec<u8>>)> {
     scandump(conn, "XF.SCANDUMP", key)
 }
 
+/// Items, the load's options, and the reference's XF.RESERVE rate and capacity (`None`:
+/// XF.MADD's defaults).
+type Case<'a> = (usize, &'a [&'a str], Option<[&'a str; 2]>);
+
 #[test]
 fn xf_load_is_byte_identical_to_xf_madd() {
     let server = Server::start();
     let u = url(&server);
     let mut conn = server.raw();
     let dir = TempDir::new("load-xf");
-    // (items, options, the reference's XF.RESERVE: None for XF.MADD's defaults)
-    let cases: [(usize, &[&str], Option<[&str; 2]>); 4] = [
+    let cases: [Case; 4] = [
         (1, &[], None),
         (20_000, &[], None),
         (

@@ -46,7 +46,8 @@ pub enum Built {
     Bloom(Chain),
     Cuckoo(CuckooFilter),
     Static(StaticFilter),
-    Expandable(XFilter),
+    /// Boxed: its fixed part (the entries' histogram) is half a KiB.
+    Expandable(Box<XFilter>),
 }
 
 /// What `load` builds.
@@ -116,7 +117,7 @@ impl Built {
                     initial_capacity: capacity,
                 };
                 XFilter::new(params, DEFAULT_MAX_FILTER_BYTES)
-                    .map(Built::Expandable)
+                    .map(|f| Built::Expandable(Box::new(f)))
                     .map_err(|e| {
                         Error::failed(format!("cannot make the filter: {}", words::xf_error(e)))
                     })
@@ -189,7 +190,7 @@ impl Built {
                 "the reserved filter is not the empty filter its header describes",
             ));
         }
-        Ok(Built::Expandable(filter))
+        Ok(Built::Expandable(Box::new(filter)))
     }
 
     /// The empty Cuckoo filter a CF.INFO reply (as field/value pairs) describes: its

@@ -50,8 +50,9 @@ pub enum Local {
     Cuckoo(CuckooFilter),
     Counting(CountingChain),
     Static(StaticFilter),
-    /// An expandable filter, whole.
-    Expandable(XFilter),
+    /// An expandable filter, whole (boxed: its fixed part, the entries' histogram, is half
+    /// a KiB).
+    Expandable(Box<XFilter>),
     /// An expandable filter being loaded: its header and the chunks so far
     /// ([`Local::finish`] checks it whole and makes it an [`Local::Expandable`]).
     XfLoading(Box<Loader>),
@@ -134,7 +135,7 @@ impl Local {
             )),
             Local::XfLoading(l) => l
                 .finish()
-                .map(Local::Expandable)
+                .map(|f| Local::Expandable(Box::new(f)))
                 .map_err(|e| does_not_load(key, &xf_error(e))),
             other => Ok(other),
         }
