@@ -269,7 +269,9 @@ fn scan(conn: &mut Conn, key: &str, family: Family) -> Result<(Local, Counts)> {
         Ok(true)
     })?;
     match state {
-        Some((local, counts)) => Ok((local.finish(key)?, counts)),
+        // Only an expandable filter is loaded whole (a static one's header says it all).
+        Some((local @ Local::XfLoading(_), counts)) => Ok((local.finish(key)?, counts)),
+        Some(state) => Ok(state),
         None => {
             let local = Local::EmptyCuckoo;
             let counts = Counts::new(&local);
