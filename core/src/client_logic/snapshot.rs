@@ -414,4 +414,51 @@ mod tests {
             Local::EmptyCuckoo
         ));
     }
+
+    /// An expandable filter's snapshot reads back as the same filter (its chunks, its
+    /// answers); one whose data stop short or whose header is not XF's is refused, naming
+    /// the file.
+    #[test]
+    fn expandable_snapshots_round_trip_and_refusals() {
+        use crate::expandable::XfParams;
+        let params = XfParams {
+            error_rate: 0.001,
+            initial_capacity: 10,
+        };
+        let mut f = XFilter::new(params, DEFAULT_MAX_FILTER_BYTES).unwrap();
+        for i in 0..3000u32 {
+            f.insert(XFilter::hash(&i.to_le_bytes()), DEFAULT_MAX_FILTER_BYTES)
+                .unwrap();
+        }
+        let local = Local::Expandable(Box::new(f));
+        let chunks = local.chunks();
+        assert_eq!(
+            chunks[0],
+            (
+                1,
+                xf::header(match &local {
+                    Local::Expandable(f) => f,
+                    _ => unreachable!(),
+                })
+            )
+        );
+        let file = encode(Family::Xf, &chunks);
+        assert!(file.starts_with(b"redbloom-snapshot 2 xf "));
+        let back = open_file("x.snap", &file).unwrap();
+        assert_eq!(back.family(), Family::Xf);
+        assert_eq!(back.chunks(), chunks);
+        assert!((0..3000u32).all(|i| back.contains(&i.to_le_bytes())));
+        assert_eq!(
+            open_file("x.snap", &encode(Family::Xf, &chunks[..1])).unwrap_err(),
+            LogicError::File(
+                "x.snap: the dump does not load (malformed or inconsistent XF data)".into()
+            )
+        );
+        assert_eq!(
+            open_file("b.snap", &encode(Family::Xf, &[(1, vec![0; 40])])).unwrap_err(),
+            LogicError::File(
+                "b.snap: the dump does not load (malformed or inconsistent XF data)".into()
+            )
+        );
+    }
 }
