@@ -154,7 +154,9 @@ fn main() {
                 let link = &chain.links()[0];
                 (link.bytes() as usize, n * link.hashes() as usize)
             }
-            load::Built::Cuckoo(_) | load::Built::Static(_) => unreachable!("a bf spec"),
+            load::Built::Cuckoo(_) | load::Built::Static(_) | load::Built::Expandable(_) => {
+                unreachable!("a bf spec")
+            }
         };
         let floor = bit_set_floor(bytes, sets, threads);
         let bound = n as f64 / (floor + total - build) / madd;

@@ -1,6 +1,7 @@
 //! `redbloom load URL KEY [--error-rate E] --capacity C [--expansion X | --nonscaling]
-//! [--type bf|cf] [--file F]`, and `redbloom load URL KEY --type static --error-rate E
-//! [--file F]`.
+//! [--type bf|cf] [--file F]`, `redbloom load URL KEY --type static --error-rate E
+//! [--file F]`, and `redbloom load URL KEY --type xf [--error-rate E] [--capacity C]
+//! [--file F]` (XF.RESERVE's defaults for what is not given).
 
 use crate::connect;
 use crate::input;
@@ -27,7 +28,7 @@ pub struct LoadArgs {
     key: String,
     #[command(flatten)]
     spec: SpecArgs,
-    /// bf, cf or static.
+    /// bf, cf, static or xf.
     #[arg(long = "type", default_value = "bf")]
     family: String,
     /// One item per line (`-`: standard input, also the default).

@@ -63,7 +63,7 @@ enum Command {
         url: String,
         #[command(flatten)]
         _server: crate::connect::ServerArgs,
-        /// A bf, cf, cbf or static filter key, or a sharded filter's name.
+        /// A bf, cf, cbf, static or xf filter key, or a sharded filter's name.
         key: String,
     },
     /// The filter keys at risk (over their asked FP rate or capacity, long chains, Cuckoo
@@ -81,7 +81,7 @@ enum Command {
         url: String,
         #[command(flatten)]
         _server: crate::connect::ServerArgs,
-        /// A bf, cf, cbf or static filter key.
+        /// A bf, cf, cbf, static or xf filter key.
         key: String,
         /// Where to write the snapshot (`-`: standard output).
         file: std::path::PathBuf,

@@ -6,6 +6,7 @@ use crate::signals;
 use clap::{Args, Subcommand};
 use redbloom_client::ship::Ship;
 use redbloom_client::{Descriptor, Error, Family, FilterSpec, Result};
+use redbloom_core::limits::{XF_DEFAULT_CAPACITY, XF_DEFAULT_ERROR_RATE};
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -34,6 +35,19 @@ impl SpecArgs {
     pub fn spec(&self, family: Family, blocked: bool) -> Result<FilterSpec> {
         if family == Family::Sf {
             return Err(Error::usage(redbloom_client::family::SF_NOT_RESERVED));
+        }
+        if family == Family::Xf {
+            // XF.RESERVE's own defaults (an expandable filter grows from any start).
+            let spec = FilterSpec {
+                family,
+                error_rate: self.error_rate.unwrap_or(XF_DEFAULT_ERROR_RATE),
+                capacity: self.capacity.unwrap_or(XF_DEFAULT_CAPACITY),
+                expansion: self.expansion,
+                nonscaling: self.nonscaling,
+                blocked,
+            };
+            spec.validate()?;
+            return Ok(spec);
         }
         let capacity = self.capacity.ok_or_else(|| {
             Error::usage(format!(

@@ -40,7 +40,7 @@ pub fn mexists<'a>(family: Family, key: &str, items: impl Iterator<Item = &'a [u
     ))
 }
 
-/// The family of a key from its TYPE: `Some` for a bf, cf, cbf or static filter, `None` for a hash
+/// The family of a key from its TYPE: `Some` for a bf, cf, cbf, static or xf filter, `None` for a hash
 /// (a sharded filter's descriptor, perhaps); an error for a missing key or another type.
 pub fn key_family(conn: &mut Conn, key: &str) -> Result<Option<Family>> {
     let kind: String = conn.query(redis::cmd("TYPE").arg(key))?;
@@ -52,7 +52,7 @@ pub fn key_family(conn: &mut Conn, key: &str) -> Result<Option<Family>> {
     }
     Family::of_type(&kind).map(Some).ok_or_else(|| {
         Error::new(format!(
-            "{key} is a key of type {kind}, not a bf, cf, cbf or static filter nor a sharded filter"
+            "{key} is a key of type {kind}, not a bf, cf, cbf, static or xf filter nor a sharded filter"
         ))
     })
 }

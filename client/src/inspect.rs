@@ -119,7 +119,9 @@ impl Counts {
                 .iter()
                 .map(|s| s.data().len() as u64)
                 .collect(),
-            Local::Static(_) | Local::EmptyCuckoo => Vec::new(),
+            Local::Static(_) | Local::Expandable(_) | Local::XfLoading(_) | Local::EmptyCuckoo => {
+                Vec::new()
+            }
         };
         Counts {
             used: vec![0; sizes.len()],
@@ -260,15 +262,22 @@ fn scan(conn: &mut Conn, key: &str, family: Family) -> Result<(Local, Counts)> {
                 state = Some((local, counts));
                 return Ok(more);
             }
+            // An expandable filter's figures need it whole: loaded, a chunk at a time.
+            Some((local @ Local::XfLoading(_), _)) => local.load_chunk(iter, &data, key)?,
             Some((local, counts)) => counts.add(local, iter, &data),
         }
         Ok(true)
     })?;
-    Ok(state.unwrap_or_else(|| {
-        let local = Local::EmptyCuckoo;
-        let counts = Counts::new(&local);
-        (local, counts)
-    }))
+    match state {
+        // Only an expandable filter is loaded whole (a static one's header says it all).
+        Some((local @ Local::XfLoading(_), counts)) => Ok((local.finish(key)?, counts)),
+        Some(state) => Ok(state),
+        None => {
+            let local = Local::EmptyCuckoo;
+            let counts = Counts::new(&local);
+            Ok((local, counts))
+        }
+    }
 }
 
 /// Inspects one filter key of `family`.
@@ -306,6 +315,15 @@ pub fn inspect_key(conn: &mut Conn, key: &str, family: Family) -> Result<Report>
                 Some(filter.requested_error()),
             )
         }
+        // One table that grows: no links; its capacity is what it holds before its next
+        // split, its rate the bound it keeps (XF.INFO's figures).
+        Local::Expandable(filter) => (
+            Vec::new(),
+            filter.items(),
+            filter.capacity(),
+            Some(filter.error_rate()),
+        ),
+        Local::XfLoading(_) => unreachable!("scan finishes an expandable filter"),
         Local::EmptyCuckoo => {
             let link = empty_cuckoo(conn, key)?;
             let capacity = link.capacity;
@@ -314,6 +332,7 @@ pub fn inspect_key(conn: &mut Conn, key: &str, family: Family) -> Result<Report>
     };
     let estimated_fp = match &local {
         Local::Static(filter) => filter.guaranteed_error(),
+        Local::Expandable(filter) => filter.fp_bound(),
         _ => compound(links.iter().map(|l| l.estimated_fp)),
     };
     let mut warnings = Vec::new();

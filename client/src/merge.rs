@@ -114,6 +114,9 @@ pub fn merge(
     if family == Family::Sf {
         return Err(no_static_merge());
     }
+    if family == Family::Xf {
+        return Err(Error::new(redbloom_core::client_logic::merge::NO_XF_MERGE));
+    }
     if family == Family::Cf && options.intersect {
         return Err(no_cuckoo_intersect());
     }

@@ -58,11 +58,12 @@ pub fn server_limits(conn: &mut Conn) -> Limits {
     limits
 }
 
-/// The command that reads an empty filter's shape: BF's SCANDUMP header, CF's INFO (an
+/// The command that reads an empty filter's shape: BF's and XF's SCANDUMP header, CF's INFO (an
 /// empty Cuckoo filter has no SCANDUMP header).
 fn shape_query(family: Family, key: &str) -> Result<redis::Cmd> {
     Ok(match family {
         Family::Bf => redis::cmd("BF.SCANDUMP").arg(key).arg(0).clone(),
+        Family::Xf => redis::cmd("XF.SCANDUMP").arg(key).arg(0).clone(),
         Family::Cf => redis::cmd("CF.INFO").arg(key).clone(),
         Family::Cbf => return Err(Error::usage(crate::load::LOAD_FAMILIES)),
         // Built whole here, never reserved.
@@ -80,6 +81,9 @@ fn from_shape(family: Family, reply: Value, limits: &Limits) -> Result<Built> {
                 Some(Value::Nil) | None => Vec::new(),
                 Some(v) => Vec::<u8>::from_redis_value(v.clone())?,
             };
+            if family == Family::Xf {
+                return Ok(Built::from_xf_header(&header, limits)?);
+            }
             Ok(Built::from_bloom_header(&header, limits)?)
         }
     }

@@ -78,7 +78,7 @@ pub fn download(conn: &mut Conn, family: Family, key: &str) -> Result<Local> {
 pub(crate) fn filter_family(conn: &mut Conn, key: &str) -> Result<Family> {
     key_family(conn, key)?.ok_or_else(|| {
         Error::new(format!(
-            "{key} is a hash; snapshots are of bf, cf, cbf and static filter keys"
+            "{key} is a hash; snapshots are of bf, cf, cbf, static and xf filter keys"
         ))
     })
 }
@@ -121,7 +121,7 @@ impl Snapshot {
     /// Downloads the filter again if it changed since (the rule in the module docs);
     /// returns whether it did.
     pub fn refresh(&mut self, conn: &mut Conn) -> Result<bool> {
-        if self.family != Family::Cbf {
+        if !matches!(self.family, Family::Cbf | Family::Xf) {
             let reply: Vec<Value> =
                 conn.query(command(self.family, "SCANDUMP").arg(&self.key).arg(0))?;
             let header = match reply.get(1) {

@@ -3,7 +3,7 @@
 //! checksum), and `check` reads a snapshot file one record at a time, keeping of the filter
 //! only the bytes its items' lookups read (the rest of the filter is never touched: its
 //! zeroed memory is not resident). What is held is one chunk and those bytes — except for
-//! a static filter, whose lookups need it whole once complete.
+//! a static or expandable filter, whose lookups need it whole once complete.
 
 use crate::conn::Conn;
 use crate::error::{Error, Result};
@@ -129,7 +129,7 @@ fn needed_bytes(local: &Local, items: &[Vec<u8>]) -> Option<Vec<u64>> {
             }
         }
         Local::EmptyCuckoo => {}
-        Local::Static(_) => return None,
+        Local::Static(_) | Local::Expandable(_) | Local::XfLoading(_) => return None,
     }
     out.sort_unstable();
     out.dedup();
@@ -266,9 +266,7 @@ pub fn check_reader(name: &str, reader: impl Read, items: &[Vec<u8>]) -> Result<
         None if family == Family::Cf => Local::EmptyCuckoo,
         None => return Err(bad("empty dump".into())),
     };
-    local
-        .check_complete(name)
-        .map_err(|e| Error::file(e.message()))?;
+    let local = local.finish(name).map_err(|e| Error::file(e.message()))?;
     Ok(items.iter().map(|item| local.contains(item)).collect())
 }
 

@@ -60,12 +60,12 @@ def scandump_op(family_prefix: str, key: str):
 
 def family_of_type(kind: str) -> Optional[str]:
     """The family ("bf", "cf", "cbf", "static", "xf") of a key whose TYPE is `kind`."""
-    return "xf" if kind == _native.XF_TYPE else _native.family_of_type(kind)
+    return _native.family_of_type(kind)
 
 
 def prefix(family: str) -> str:
     """The command prefix of a family ("BF", …, "XF")."""
-    return "XF" if family == "xf" else _native.prefix(family)
+    return _native.prefix(family)
 
 
 def family_op(key: str):
@@ -84,8 +84,6 @@ def pull_op(key: str):
     """The filter at `key` and the SCANDUMP header its download began with."""
     family = yield from family_op(key)
     chunks = yield from scandump_op(prefix(family), key)
-    if family == "xf":
-        return _native.xf_from_chunks(chunks, key), chunks[0][1]
     if not chunks and family == "cf":
         info = yield ("run", key, ["CF.INFO", key])
         return _native.cuckoo_from_info(info_pairs(info)), b""

@@ -1,19 +1,23 @@
 //! `ExpandableFilter`: redbloom's expandable filter (XF.*) held here, with the bytes a
 //! server holding it would have (`redbloom_core::expandable`). It is its own class, not a
-//! [`Filter`](crate::filter::Filter): the shared client logic (`Family`, `Local`, the
-//! snapshot files) has no XF yet.
+//! [`Filter`](crate::filter::Filter) (its adds, deletes and counts are its own), but goes
+//! through the shared client logic as the other families: `Family::Xf`, `Local::Expandable`
+//! (what `load`, `pull` and `from_chunks` make of an XF dump) and the snapshot files
+//! (`save`).
 
 use crate::errors::FilterError;
 use crate::items::{item, maybe_detach, Items};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
+use redbloom_core::client_logic::family::Family;
+use redbloom_core::client_logic::snapshot::encode;
 use redbloom_core::expandable::{chunk, header, Loader, XFilter, XfError, XfParams};
 use redbloom_core::fmt::shortest;
 use redbloom_core::limits::{DEFAULT_MAX_FILTER_BYTES, XF_DEFAULT_CAPACITY, XF_DEFAULT_ERROR_RATE};
 
-/// The name `TYPE` replies for an XF key (the module's `RBexpandF` type).
-pub const XF_TYPE: &str = "RBexpandF";
+/// The name `TYPE` replies for an XF key (the module's type).
+pub const XF_TYPE: &str = Family::Xf.type_names()[0];
 
 /// The reply text of a refusal without the server's `ERR ` prefix.
 fn text(e: XfError) -> String {
@@ -223,6 +227,14 @@ impl ExpandableFilter {
     ) -> PyResult<Bound<'py, PyAny>> {
         let io = slf.py().import("redbloom._io")?;
         io.call_method1("push", (client, key, slf, progress))
+    }
+
+    /// Writes the filter to `path` as a redbloom snapshot file (`redbloom check` and
+    /// `redbloom.load` read it).
+    fn save(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
+        let file = py.detach(|| encode(Family::Xf, &all_chunks(&self.filter)));
+        std::fs::write(&path, file)?;
+        Ok(())
     }
 
     /// Pickling: the filter's XF.SCANDUMP replies.

@@ -2,6 +2,7 @@
 //! would hold, byte for byte), and the four families as its subclasses.
 
 use crate::errors::to_py;
+use crate::expandable::ExpandableFilter;
 use crate::items::{item, maybe_detach, Items};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -52,13 +53,22 @@ impl Filter {
             Built::Bloom(c) => Local::Bloom(c),
             Built::Cuckoo(c) => Local::Cuckoo(c),
             Built::Static(s) => Local::Static(s),
+            Built::Expandable(f) => Local::Expandable(f),
         };
         Ok(out)
     }
 }
 
-/// `filter` as a Python object of its family's class.
+/// `filter` as a Python object of its family's class (an expandable filter: its own
+/// class, [`ExpandableFilter`]).
 pub fn wrap(py: Python<'_>, filter: Filter) -> PyResult<Py<PyAny>> {
+    if let Local::Expandable(f) = filter.local {
+        let xf = ExpandableFilter {
+            filter: *f,
+            reserved: None,
+        };
+        return Ok(Py::new(py, xf)?.into_any());
+    }
     let family = filter.local.family();
     let init = PyClassInitializer::from(filter);
     Ok(match family {
@@ -66,6 +76,7 @@ pub fn wrap(py: Python<'_>, filter: Filter) -> PyResult<Py<PyAny>> {
         Family::Cf => Py::new(py, init.add_subclass(CuckooFilter))?.into_any(),
         Family::Cbf => Py::new(py, init.add_subclass(CountingBloomFilter))?.into_any(),
         Family::Sf => Py::new(py, init.add_subclass(StaticFilter))?.into_any(),
+        Family::Xf => return Err(PyValueError::new_err("an unfinished expandable filter")),
     })
 }
 
@@ -191,7 +202,9 @@ impl Filter {
             Local::Cuckoo(f) => f.num_items(),
             Local::Counting(c) => c.items(),
             Local::Static(f) => f.items(),
-            Local::EmptyCuckoo => 0,
+            // Never held by a `Filter` (`wrap` makes an `ExpandableFilter` of it).
+            Local::Expandable(f) => f.items(),
+            Local::XfLoading(_) | Local::EmptyCuckoo => 0,
         }) as usize
     }
 

@@ -44,6 +44,8 @@ pub fn info<'py>(py: Python<'py>, local: &Local) -> PyResult<Bound<'py, PyDict>>
         Local::EmptyCuckoo => {
             d.set_item("number_of_items_inserted", 0)?;
         }
+        // Never held by a `Filter`: `wrap` makes an `ExpandableFilter` of it.
+        Local::Expandable(_) | Local::XfLoading(_) => {}
     }
     Ok(d)
 }

@@ -1,11 +1,13 @@
 """ExpandableFilter (XF.*): local filters with the server's bytes, push and pull."""
 
 import pickle
+import subprocess
 
 import pytest
 import redis
 
 import redbloom
+import servers
 
 ITEMS = ["k%d" % i for i in range(5000)]
 ABSENT = ["absent%d" % i for i in range(2000)]
@@ -153,3 +155,55 @@ def test_interrupted_push_leaves_the_key_as_it_was(client, name, error, existing
     assert dump(client, name) == before
     assert bool(seen) != existing
     assert client.exists(redbloom.temp_key(name)) == 0
+
+
+def test_save_load_round_trip(tmp_path):
+    f = redbloom.ExpandableFilter(0.001, 50)
+    f.add_many(ITEMS)
+    for item in ITEMS[:100:7]:
+        assert f.remove(item)
+    path = tmp_path / "xf.snap"
+    f.save(path)
+    assert path.read_bytes().startswith(b"redbloom-snapshot 2 xf ")
+    g = redbloom.load(path)
+    assert type(g) is redbloom.ExpandableFilter and len(g) == len(f)
+    assert g.chunks() == f.chunks() and g.info() == f.info()
+    assert g.contains_many(ITEMS + ABSENT) == f.contains_many(ITEMS + ABSENT)
+    assert g.count(ITEMS[1]) == f.count(ITEMS[1])
+    # The same through from_chunks (the family's name), as pull makes it.
+    h = redbloom.from_chunks("xf", f.chunks())
+    assert type(h) is redbloom.ExpandableFilter and h.chunks() == f.chunks()
+    # A damaged file is refused, naming it.
+    data = bytearray(path.read_bytes())
+    data[-20] ^= 1
+    bad = tmp_path / "bad.snap"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(redbloom.SnapshotError, match="damaged snapshot file"):
+        redbloom.load(bad)
+
+
+def test_cli_reads_python_xf_snapshots_and_back(server, name, tmp_path):
+    r = server.client()
+    local = redbloom.ExpandableFilter()
+    local.add_many(ITEMS[:500])
+    path = tmp_path / "py.snap"
+    local.save(path)
+    out = subprocess.run([servers.cli_path(), "check", str(path), "k1", "k499", "k500"],
+                         check=True, capture_output=True, text=True).stdout
+    assert out.split() == ["1", "1", "1" if "k500" in local else "0"]
+    r.execute_command("XF.MADD", name, *ITEMS[:300])
+    cli_file = tmp_path / "cli.snap"
+    subprocess.run([servers.cli_path(), "export", server.url, name, str(cli_file)], check=True,
+                   capture_output=True)
+    f = redbloom.load(cli_file)
+    assert type(f) is redbloom.ExpandableFilter and len(f) == 300
+    assert f.chunks() == redbloom.pull(r, name).chunks() == scandump(r, name)
+    # Python's save of the same filter is the CLI's file, byte for byte.
+    f.save(tmp_path / "again.snap")
+    assert (tmp_path / "again.snap").read_bytes() == cli_file.read_bytes()
+    # The CLI's load of the same items is the filter the server's adds make.
+    items_file = tmp_path / "items.txt"
+    items_file.write_text("".join(item + "\n" for item in ITEMS[:300]))
+    subprocess.run([servers.cli_path(), "load", server.url, name + ":cli", "--type", "xf",
+                    "--file", str(items_file)], check=True, capture_output=True)
+    assert scandump(r, name + ":cli") == scandump(r, name)

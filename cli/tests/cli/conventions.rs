@@ -144,7 +144,7 @@ fn exit_codes_and_json() {
             "--error-rate",
             "0.1",
             "--type",
-            "xf",
+            "zf",
         ],
         vec![
             "shard",

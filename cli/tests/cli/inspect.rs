@@ -155,7 +155,7 @@ fn estimates_match_measured_rates() {
     conn.call(&["SET", "s", "x"]);
     assert_eq!(
         fails(&["inspect", &u, "s"]),
-        "redbloom: s is a key of type string, not a bf, cf, cbf or static filter nor a sharded filter"
+        "redbloom: s is a key of type string, not a bf, cf, cbf, static or xf filter nor a sharded filter"
     );
     assert_eq!(fails(&["inspect", &u, "nope"]), "redbloom: no key nope");
 }

@@ -368,3 +368,61 @@ fn an_interrupted_static_load_leaves_the_key_absent() {
     assert_eq!(conn.call(&["SF.CARD", "st"]), Reply::Int(2_000_000));
     assert_eq!(conn.sorted_keys(), ["st"]);
 }
+
+#[test]
+fn an_interrupted_xf_load_leaves_the_key_absent() {
+    let server = Server::start();
+    // A quarter of RATE: the ship of ~4.7 MB takes ~1 s.
+    let proxy = Proxy::start(server.port, RATE / 4);
+    let mut conn = server.raw();
+    let dir = TempDir::new("interrupt-xf");
+    let file = dir.0.join("items.txt");
+    // At 1e-9 an expandable filter of these items is 4.7 MB.
+    write_items(&file, (0..1_000_000).map(|i| format!("item:{i}")));
+    let f = file.to_str().unwrap();
+    let load = |u: &str| -> Vec<String> {
+        [
+            "load",
+            u,
+            "xf",
+            "--type",
+            "xf",
+            "--error-rate",
+            "1e-9",
+            "--file",
+            f,
+        ]
+        .iter()
+        .map(|a| a.to_string())
+        .collect()
+    };
+    let slow = load(&proxy.url());
+    let slow: Vec<&str> = slow.iter().map(String::as_str).collect();
+    let before = received(&mut conn);
+    let child = spawn(&slow);
+    // The build comes first (item by item, seconds in a debug build on a busy machine):
+    // waited for apart from the ship.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while received(&mut conn) < before + (1 << 20) {
+        assert!(std::time::Instant::now() < deadline, "the ship never began");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(conn.call(&["EXISTS", "{xf}:redbloom-load"]), Reply::Int(1));
+    signal(&child, "INT");
+    let (status, run) = finish(child);
+    assert_eq!(status, Some(130), "{}", run.stderr);
+    assert_eq!(run.stderr, "redbloom: interrupted: xf is unchanged\n");
+    assert_eq!(conn.sorted_keys(), Vec::<String>::new());
+    let direct = load(&url(&server));
+    let direct: Vec<&str> = direct.iter().map(String::as_str).collect();
+    assert!(ok(&direct).starts_with("loaded xf: 1000000 items, "));
+    let probe: Vec<String> = (0..1_000_000)
+        .step_by(997)
+        .map(|i| format!("item:{i}"))
+        .collect();
+    let mut cmd = vec!["XF.MEXISTS".to_string(), "xf".to_string()];
+    cmd.extend(probe.iter().cloned());
+    assert!(conn.call(&cmd).ints().iter().all(|&x| x == 1));
+    assert_eq!(conn.call(&["XF.CARD", "xf"]), Reply::Int(1_000_000));
+    assert_eq!(conn.sorted_keys(), ["xf"]);
+}

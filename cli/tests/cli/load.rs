@@ -179,7 +179,7 @@ fn bloom_load_is_byte_identical_to_madd() {
             "--file",
             f
         ]),
-        "redbloom: load supports bf, cf and static filters"
+        "redbloom: load supports bf, cf, static and xf filters"
     );
 }
 

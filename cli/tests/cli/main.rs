@@ -16,6 +16,7 @@ mod interrupt;
 mod load;
 mod load_limits;
 mod load_static;
+mod load_xf;
 mod merge;
 mod merge_shard;
 mod migration;

@@ -191,7 +191,7 @@ fn refusals_name_the_key_and_leave_dest_untouched() {
         (
             &["dest", "text"],
             1,
-            "redbloom: text is a key of type string, not a bf, cf, cbf or static filter nor a sharded filter".into(),
+            "redbloom: text is a key of type string, not a bf, cf, cbf, static or xf filter nor a sharded filter".into(),
         ),
         (
             &["dest", "hash"],

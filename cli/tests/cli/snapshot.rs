@@ -87,7 +87,7 @@ fn export_and_check_answer_like_the_server() {
     let f = dir.0.join("s.snap");
     assert_eq!(
         fails(&["export", &u, "s", f.to_str().unwrap()]),
-        "redbloom: s is a key of type string, not a bf, cf, cbf or static filter nor a sharded filter"
+        "redbloom: s is a key of type string, not a bf, cf, cbf, static or xf filter nor a sharded filter"
     );
     assert!(!f.exists());
     let name = f.to_str().unwrap();
@@ -129,7 +129,7 @@ fn export_and_check_answer_like_the_server() {
     assert_eq!(
         refused(&unknown),
         format!(
-            "redbloom: {name}: snapshot of an unknown filter type 'topk' (this redbloom reads bf, cf, cbf and static)"
+            "redbloom: {name}: snapshot of an unknown filter type 'topk' (this redbloom reads bf, cf, cbf, static and xf)"
         )
     );
     // The same file as a cf snapshot: its checksum (over the line too) no longer matches.

@@ -13,6 +13,7 @@ use super::family::{Family, FilterSpec, SF_NOT_RESERVED};
 use super::{words, LogicError as Error, Result};
 use crate::bloom::{dump as bloom_dump, Chain};
 use crate::cuckoo::{dump as cuckoo_dump, CuckooFilter, CuckooHash, CuckooParams};
+use crate::expandable::{self as xf, XFilter, XfParams};
 use crate::limits::CF_DEFAULT_MAX_EXPANSIONS;
 use crate::limits::{
     BF_DEFAULT_EXPANSION, CF_DEFAULT_BUCKET_SIZE, CF_DEFAULT_EXPANSION, CF_DEFAULT_MAX_ITERATIONS,
@@ -45,10 +46,12 @@ pub enum Built {
     Bloom(Chain),
     Cuckoo(CuckooFilter),
     Static(StaticFilter),
+    /// Boxed: its fixed part (the entries' histogram) is half a KiB.
+    Expandable(Box<XFilter>),
 }
 
 /// What `load` builds.
-pub const LOAD_FAMILIES: &str = "load supports bf, cf and static filters";
+pub const LOAD_FAMILIES: &str = "load supports bf, cf, static and xf filters";
 
 /// Refuses an error rate a static filter cannot have: SF.BUILD takes rates in
 /// [2^-32, 0.5) (fingerprints of 1 to 32 bits).
@@ -108,6 +111,17 @@ impl Built {
             }
             Family::Cbf => Err(Error::failed(LOAD_FAMILIES)),
             Family::Sf => Err(Error::usage(SF_NOT_RESERVED)),
+            Family::Xf => {
+                let params = XfParams {
+                    error_rate: spec.error_rate,
+                    initial_capacity: capacity,
+                };
+                XFilter::new(params, DEFAULT_MAX_FILTER_BYTES)
+                    .map(|f| Built::Expandable(Box::new(f)))
+                    .map_err(|e| {
+                        Error::failed(format!("cannot make the filter: {}", words::xf_error(e)))
+                    })
+            }
         }
     }
 
@@ -149,6 +163,34 @@ impl Built {
             return Err(Error::failed("the reserved filter is not empty"));
         }
         Ok(Built::Bloom(chain))
+    }
+
+    /// The empty expandable filter whose XF.SCANDUMP header (iterator 0 of an empty filter,
+    /// as XF.RESERVE made it) is `header`: made here from its error rate and initial
+    /// capacity, and refused unless its own header is the very same.
+    pub fn from_xf_header(header: &[u8], limits: &Limits) -> Result<Built> {
+        let field = |at: usize| -> Option<[u8; 8]> { header.get(at..at + 8)?.try_into().ok() };
+        let (Some(rate), Some(capacity)) = (field(4), field(12)) else {
+            return Err(Error::failed(
+                "cannot make the filter the server reserved: not an XF header",
+            ));
+        };
+        let params = XfParams {
+            error_rate: f64::from_le_bytes(rate),
+            initial_capacity: u64::from_le_bytes(capacity),
+        };
+        let filter = XFilter::new(params, limits.max_bytes).map_err(|e| {
+            Error::failed(format!(
+                "cannot make the filter the server reserved: {}",
+                words::xf_error(e)
+            ))
+        })?;
+        if xf::header(&filter) != header {
+            return Err(Error::failed(
+                "the reserved filter is not the empty filter its header describes",
+            ));
+        }
+        Ok(Built::Expandable(Box::new(filter)))
     }
 
     /// The empty Cuckoo filter a CF.INFO reply (as field/value pairs) describes: its
@@ -230,6 +272,14 @@ impl Built {
             Built::Static(_) => Err(Error::failed(
                 "a static filter takes no items once built (Built::build_static)",
             )),
+            Built::Expandable(filter) => {
+                for (at, item) in items.iter().enumerate() {
+                    filter
+                        .insert(XFilter::hash(item.as_ref()), limits.max_bytes)
+                        .map_err(|e| refused(at, words::xf_error(e)))?;
+                }
+                Ok(())
+            }
         }
     }
 
@@ -238,6 +288,7 @@ impl Built {
             Built::Bloom(_) => Family::Bf,
             Built::Cuckoo(_) => Family::Cf,
             Built::Static(_) => Family::Sf,
+            Built::Expandable(_) => Family::Xf,
         }
     }
 
@@ -247,6 +298,7 @@ impl Built {
             Built::Bloom(chain) => bloom_dump::header(chain),
             Built::Cuckoo(filter) => cuckoo_dump::header(filter).to_vec(),
             Built::Static(filter) => static_dump::header(filter),
+            Built::Expandable(filter) => xf::header(filter),
         }
     }
 
@@ -255,10 +307,15 @@ impl Built {
     pub fn for_each_chunk(&self, mut f: impl FnMut(i64, &[u8]) -> Result<()>) -> Result<()> {
         let mut iter = 1;
         loop {
+            let owned;
             let next = match self {
                 Built::Bloom(chain) => bloom_dump::chunk(chain, iter),
                 Built::Cuckoo(filter) => cuckoo_dump::chunk(filter, iter),
                 Built::Static(filter) => static_dump::chunk(filter, iter),
+                Built::Expandable(filter) => {
+                    owned = xf::chunk(filter, iter);
+                    owned.as_ref().map(|(next, data)| (*next, data.as_slice()))
+                }
             };
             let Some((next, data)) = next else {
                 return Ok(());

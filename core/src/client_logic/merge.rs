@@ -15,6 +15,8 @@ use crate::merge::{MergeError, MergeOp};
 /// whole from its items).
 pub const NO_STATIC_MERGE: &str =
     "static filters do not merge: build one filter of the union of their items";
+/// The refusal of a merge of expandable filters: XF has no merge.
+pub const NO_XF_MERGE: &str = "expandable filters do not merge: add the items of one to the other";
 /// The refusal of an intersection of Cuckoo filters.
 pub const NO_CUCKOO_INTERSECT: &str =
     "--intersect applies to bf and cbf filters only (CF.MERGE is a union)";
@@ -74,6 +76,7 @@ pub fn merge(locals: &[&Local], names: &[&str], intersect: bool) -> Result<Local
     };
     let merged = match family {
         Family::Sf => return Err(LogicError::failed(NO_STATIC_MERGE)),
+        Family::Xf => return Err(LogicError::failed(NO_XF_MERGE)),
         Family::Bf => {
             let chains: Vec<&Chain> = locals
                 .iter()

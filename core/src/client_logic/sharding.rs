@@ -3,7 +3,7 @@
 //! layout and the routing rule are documented in docs/sharding.md; this is the one
 //! implementation every client (the CLI, the Python package) uses.
 
-use super::family::{Family, FilterSpec, SF_NOT_RESERVED};
+use super::family::{Family, FilterSpec, SF_NOT_RESERVED, XF_NOT_SHARDED};
 use super::slot::{key_slot, SLOTS};
 use super::{LogicError, Result};
 use std::collections::HashMap;
@@ -78,6 +78,9 @@ impl Layout {
             return Err(LogicError::usage(format!(
                 "--shards must be 1 to {MAX_SHARDS}"
             )));
+        }
+        if spec.family == Family::Xf {
+            return Err(LogicError::usage(XF_NOT_SHARDED));
         }
         spec.validate()?;
         let members = (0..shards).map(|i| member_key(name, i, shards)).collect();
@@ -157,6 +160,9 @@ impl Layout {
             .map_err(|e| LogicError::failed(format!("{name}: {e}")))?;
         if family == Family::Sf {
             return Err(LogicError::failed(format!("{name}: {SF_NOT_RESERVED}")));
+        }
+        if family == Family::Xf {
+            return Err(LogicError::failed(format!("{name}: {XF_NOT_SHARDED}")));
         }
         let shards: u32 = number(map, name, "shards")?;
         if !(1..=MAX_SHARDS).contains(&shards) {

@@ -3,7 +3,7 @@
 //!
 //!
 //! File layout (version 2): the line `redbloom-snapshot 2 <family> <length>\n` (family
-//! `bf`, `cf`, `cbf` or `static`; length: the bytes after the line), then each SCANDUMP reply in order
+//! `bf`, `cf`, `cbf`, `static` or `xf`; length: the bytes after the line), then each SCANDUMP reply in order
 //! as an 8-byte little-endian signed iterator, an 8-byte little-endian length and that many
 //! bytes of data — the header chunk first —, a record with iterator 0 and length 0, and the
 //! XXH3-64 (seed 0) of everything before it, 8 bytes little-endian. (An empty Cuckoo filter
@@ -17,15 +17,19 @@
 //! Cuckoo filter's counts its items and its deletes, and every add or delete moves one of
 //! them. A counting Bloom filter's counts adds minus deletes, which an add and a delete
 //! cancel: refresh always downloads it. A static filter never changes, and its header holds
-//! the checksum of all its data. Not seen: a key deleted and rebuilt (or restored)
+//! the checksum of all its data. An expandable filter's header counts its items and its
+//! entries (an add adds one of each, a delete takes one of each away) and the histogram of
+//! its entries' lengths, which an add and a delete of different items rarely leave as
+//! they were: refresh always downloads it too. Not seen: a key deleted and rebuilt (or restored)
 //! to a filter with the very same header.
 
 use super::family::Family;
-use super::words::dump_error;
+use super::words::{dump_error, xf_error};
 use super::{LogicError, Result};
 use crate::bloom::{dump as bloom_dump, Chain};
 use crate::counting::{dump as counting_dump, CountingChain};
 use crate::cuckoo::{dump as cuckoo_dump, CuckooFilter, CuckooHash};
+use crate::expandable::{self as xf, Loader, XFilter};
 use crate::limits::DEFAULT_MAX_FILTER_BYTES;
 use crate::static_filter::{dump as static_dump, item_key, StaticFilter};
 
@@ -46,6 +50,12 @@ pub enum Local {
     Cuckoo(CuckooFilter),
     Counting(CountingChain),
     Static(StaticFilter),
+    /// An expandable filter, whole (boxed: its fixed part, the entries' histogram, is half
+    /// a KiB).
+    Expandable(Box<XFilter>),
+    /// An expandable filter being loaded: its header and the chunks so far
+    /// ([`Local::finish`] checks it whole and makes it an [`Local::Expandable`]).
+    XfLoading(Box<Loader>),
     /// A Cuckoo filter with no items (its SCANDUMP has no header).
     EmptyCuckoo,
 }
@@ -64,8 +74,7 @@ impl Local {
         for (iter, data) in rest {
             local.load_chunk(*iter, data, key)?;
         }
-        local.check_complete(key)?;
-        Ok(local)
+        local.finish(key)
     }
 
     /// The empty filter a dump's header describes (its data arrive in later chunks,
@@ -87,6 +96,9 @@ impl Local {
             Family::Sf => Local::Static(
                 static_dump::filter_from_header(header, max).map_err(|e| err(dump_error(&e)))?,
             ),
+            Family::Xf => Local::XfLoading(Box::new(
+                Loader::from_header(header, max).map_err(|e| err(&xf_error(e)))?,
+            )),
         })
     }
 
@@ -106,19 +118,26 @@ impl Local {
             Local::Static(f) => {
                 static_dump::load_chunk(f, iter, data).map_err(|e| err(dump_error(&e)))
             }
+            Local::XfLoading(l) => l.load_chunk(iter, data).map_err(|e| err(&xf_error(e))),
+            Local::Expandable(_) => Err(err("a chunk after the last")),
             Local::EmptyCuckoo => Err(err("an empty Cuckoo filter has no data")),
         }
     }
 
-    /// Refuses a static filter some of whose data never came (the other families are
-    /// whole at any point).
-    pub fn check_complete(&self, key: &str) -> Result<()> {
+    /// The filter once every chunk arrived: refuses a static filter some of whose data
+    /// never came and an expandable filter that does not pass its final checks (the other
+    /// families are whole at any point).
+    pub fn finish(self, key: &str) -> Result<Local> {
         match self {
             Local::Static(f) if !f.is_complete() => Err(does_not_load(
                 key,
                 &format!("{} bytes of data missing", f.pending()),
             )),
-            _ => Ok(()),
+            Local::XfLoading(l) => l
+                .finish()
+                .map(|f| Local::Expandable(Box::new(f)))
+                .map_err(|e| does_not_load(key, &xf_error(e))),
+            other => Ok(other),
         }
     }
 
@@ -129,7 +148,8 @@ impl Local {
             Local::Cuckoo(filter) => filter.contains(&CuckooHash::new(item)),
             Local::Counting(chain) => chain.contains(chain.hash(item)),
             Local::Static(filter) => filter.contains(item_key(item)),
-            Local::EmptyCuckoo => false,
+            Local::Expandable(filter) => filter.contains(XFilter::hash(item)),
+            Local::XfLoading(_) | Local::EmptyCuckoo => false,
         }
     }
 }
@@ -142,6 +162,7 @@ impl Local {
             Local::Cuckoo(_) | Local::EmptyCuckoo => Family::Cf,
             Local::Counting(_) => Family::Cbf,
             Local::Static(_) => Family::Sf,
+            Local::Expandable(_) | Local::XfLoading(_) => Family::Xf,
         }
     }
 
@@ -165,7 +186,17 @@ impl Local {
                 cuckoo_dump::chunk(f, i)
             }),
             Local::Static(f) => all(static_dump::header(f), |i| static_dump::chunk(f, i)),
-            Local::EmptyCuckoo => Vec::new(),
+            Local::Expandable(f) => {
+                let mut out = vec![(1, xf::header(f))];
+                let mut iter = 1;
+                while let Some((next, data)) = xf::chunk(f, iter) {
+                    out.push((next, data));
+                    iter = next;
+                }
+                out
+            }
+            // Not a filter yet: `finish` makes it one.
+            Local::XfLoading(_) | Local::EmptyCuckoo => Vec::new(),
         }
     }
 }
@@ -259,7 +290,7 @@ pub fn parse_line(name: &str, line: &[u8]) -> Result<(Family, usize)> {
     };
     let family = Family::parse(kind).map_err(|_| {
         bad(format!(
-            "snapshot of an unknown filter type '{kind}' (this redbloom reads bf, cf, cbf and static)"
+            "snapshot of an unknown filter type '{kind}' (this redbloom reads bf, cf, cbf, static and xf)"
         ))
     })?;
     let length: usize = length
@@ -364,7 +395,7 @@ mod tests {
         unknown.extend_from_slice(&file[line..]);
         assert_eq!(
             refusal(&unknown),
-            "f.snap: snapshot of an unknown filter type 'wbf' (this redbloom reads bf, cf, cbf and static)"
+            "f.snap: snapshot of an unknown filter type 'wbf' (this redbloom reads bf, cf, cbf, static and xf)"
         );
         assert_eq!(
             refusal(b"hello\n"),
@@ -382,5 +413,52 @@ mod tests {
             open_file("e", &encode(Family::Cf, &[])).unwrap(),
             Local::EmptyCuckoo
         ));
+    }
+
+    /// An expandable filter's snapshot reads back as the same filter (its chunks, its
+    /// answers); one whose data stop short or whose header is not XF's is refused, naming
+    /// the file.
+    #[test]
+    fn expandable_snapshots_round_trip_and_refusals() {
+        use crate::expandable::XfParams;
+        let params = XfParams {
+            error_rate: 0.001,
+            initial_capacity: 10,
+        };
+        let mut f = XFilter::new(params, DEFAULT_MAX_FILTER_BYTES).unwrap();
+        for i in 0..3000u32 {
+            f.insert(XFilter::hash(&i.to_le_bytes()), DEFAULT_MAX_FILTER_BYTES)
+                .unwrap();
+        }
+        let local = Local::Expandable(Box::new(f));
+        let chunks = local.chunks();
+        assert_eq!(
+            chunks[0],
+            (
+                1,
+                xf::header(match &local {
+                    Local::Expandable(f) => f,
+                    _ => unreachable!(),
+                })
+            )
+        );
+        let file = encode(Family::Xf, &chunks);
+        assert!(file.starts_with(b"redbloom-snapshot 2 xf "));
+        let back = open_file("x.snap", &file).unwrap();
+        assert_eq!(back.family(), Family::Xf);
+        assert_eq!(back.chunks(), chunks);
+        assert!((0..3000u32).all(|i| back.contains(&i.to_le_bytes())));
+        assert_eq!(
+            open_file("x.snap", &encode(Family::Xf, &chunks[..1])).unwrap_err(),
+            LogicError::File(
+                "x.snap: the dump does not load (malformed or inconsistent XF data)".into()
+            )
+        );
+        assert_eq!(
+            open_file("b.snap", &encode(Family::Xf, &[(1, vec![0; 40])])).unwrap_err(),
+            LogicError::File(
+                "b.snap: the dump does not load (malformed or inconsistent XF data)".into()
+            )
+        );
     }
 }

@@ -53,3 +53,12 @@ pub fn build_error(e: &BuildError) -> &'static str {
         BuildError::Unpeelable => "no construction succeeded (duplicate item keys?)",
     }
 }
+
+/// An XF refusal in words: its reply text without the server's `ERR ` prefix.
+pub fn xf_error(e: crate::expandable::XfError) -> String {
+    let text = e.to_string();
+    match text.strip_prefix("ERR ") {
+        Some(rest) => rest.to_owned(),
+        None => text,
+    }
+}
