@@ -64,7 +64,9 @@ impl Default for XfParams {
     }
 }
 
-/// Why an XF operation failed (nothing was changed). `Display` is the reply text.
+/// Why an XF operation failed (nothing was changed). `Display` is the reply text of XF's
+/// own refusals; for the ceiling, the allocator and bad data the module replies the texts
+/// every family shares (src/errors.rs), and `Display` only describes them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum XfError {
     /// The error rate is not in `[XF_MIN_ERROR_RATE, 1)`.
