@@ -980,16 +980,9 @@ fn the_harness_fails_a_test_whose_server_died() {
         .status()
         .expect("run kill");
     assert!(status.success());
-    // Gone means exited (a zombie until the harness reaps it), not only its port closed:
-    // the kernel closes the sockets before the process has ended.
-    let stat = format!("/proc/{}/stat", server.pid());
-    wait_until("the server gone", || {
-        std::fs::read_to_string(&stat).map_or(true, |s| {
-            s.rsplit(')')
-                .next()
-                .is_none_or(|state| state.trim_start().starts_with('Z'))
-        })
-    });
+    // Gone means ended and waitable, not only its port closed: the kernel closes the
+    // sockets first, and a killed server's threads end after its main thread.
+    wait_until("the server gone", || server.exited());
     let stopped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| server.stop(false)));
     let message = *stopped
         .expect_err("stopping a dead server must fail the test")

@@ -317,6 +317,13 @@ impl Server {
         }
     }
 
+    /// Whether the server process has ended (its exit status is kept for [`Server::stop`]).
+    pub fn exited(&mut self) -> bool {
+        self.child
+            .as_mut()
+            .is_none_or(|c| matches!(c.try_wait(), Ok(Some(_))))
+    }
+
     pub fn pid(&self) -> u32 {
         self.child.as_ref().map(|c| c.id()).unwrap_or(0)
     }
