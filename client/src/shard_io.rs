@@ -16,6 +16,25 @@ const ITEMS_PER_ROUND: usize = 100_000;
 /// Makes one member's command of a round from the member key and its items.
 type MakeCommand<'a> = dyn Fn(&str, &mut dyn Iterator<Item = &[u8]>) -> redis::Cmd + 'a;
 
+/// A reply the shard's command should not have given, said in words ("answered a string
+/// of 3 bytes") rather than as the client library's debug form.
+fn what(reply: &Value) -> String {
+    let shape = match reply {
+        Value::Nil => "nil".to_string(),
+        Value::Int(n) => format!("the integer {n}"),
+        Value::BulkString(b) => format!("a string of {} bytes", b.len()),
+        Value::SimpleString(s) => format!("the status {s:?}"),
+        Value::Okay => "OK".to_string(),
+        Value::Array(a) | Value::Set(a) => format!("an array of {} elements", a.len()),
+        Value::Map(m) => format!("a map of {} entries", m.len()),
+        Value::Boolean(b) => format!("the boolean {b}"),
+        Value::Double(d) => format!("the double {d}"),
+        Value::ServerError(e) => format!("the error {}", e.code()),
+        _ => "a reply of another type".to_string(),
+    };
+    format!("the server answered {shape}")
+}
+
 impl Descriptor {
     /// Item indices per member.
     fn group<T: AsRef<[u8]>>(&self, items: &[T]) -> Vec<Vec<usize>> {
@@ -99,7 +118,7 @@ impl Descriptor {
                         items,
                         span[0],
                         before,
-                        &format!("unexpected reply {reply:?}"),
+                        &format!("{} where an array of answers was expected", what(&reply)),
                     ));
                 };
                 for (k, &at) in span.iter().enumerate() {
@@ -123,7 +142,7 @@ impl Descriptor {
                             ))
                         }
                         Some(other) => {
-                            let why = format!("unexpected reply {other:?}");
+                            let why = format!("{} where 1 or 0 was expected", what(other));
                             return Err(self.item_error(conn, *m, items, at, before, &why));
                         }
                     };
@@ -185,5 +204,32 @@ impl Descriptor {
         self.per_item(conn, items, before, None, progress, &|key, iter| {
             mexists(family, key, iter)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::what;
+    use redis::Value;
+
+    #[test]
+    fn an_unexpected_reply_is_said_in_words() {
+        let cases = [
+            (Value::Nil, "the server answered nil"),
+            (Value::Int(7), "the server answered the integer 7"),
+            (
+                Value::BulkString(b"abc".to_vec()),
+                "the server answered a string of 3 bytes",
+            ),
+            (Value::Okay, "the server answered OK"),
+            (
+                Value::Array(vec![Value::Nil, Value::Int(1)]),
+                "the server answered an array of 2 elements",
+            ),
+            (Value::Boolean(true), "the server answered the boolean true"),
+        ];
+        for (reply, said) in cases {
+            assert_eq!(what(&reply), said);
+        }
     }
 }
