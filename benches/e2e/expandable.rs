@@ -9,7 +9,14 @@
 //! XF ÷ BF and XF ÷ CF (target: ≤ 0.8× the auto-grown BF at 10^6), XF's flatness (its CPU
 //! per item at each size ÷ at 10^6; target within ±20 % from 10^3 to 10^7) and the bits
 //! per item of each filter. redbloom only (RedisBloom has no XF). `E2E_XF_MAX` (default
-//! 10000000) caps the largest size.
+//! 10000000) caps the largest size; `E2E_XF_MAX=100000000` adds 10^8 items (XF ≈ 200 MB,
+//! the auto-grown BF ≈ 485 MB, the grown CF ≈ 210 MB; filling them takes minutes).
+//!
+//! **Floors.** The same rounds measure what a lookup costs without the lookup: Redis' own
+//! `EXISTS` on a key, `XF.CARD` (a module command that opens the key, checks its type and
+//! answers an integer), and `XF.EXISTS` / `BF.EXISTS` (single and ×100) on a filter holding
+//! one item (XF: one partition; BF: one link). The report sets them beside the 10^6
+//! filters: what XF's lookup adds to the floor is what the code can cut.
 
 use super::{encode_into, item, Filter, Generator, RawConnection, Reply, Sample, Target};
 use super::{median, Workload};
@@ -23,6 +30,7 @@ fn sizes() -> Vec<(u64, &'static str)> {
         (100_000, "100K"),
         (1_000_000, "1M"),
         (10_000_000, "10M"),
+        (100_000_000, "100M"),
     ]
     .into_iter()
     .filter(|&(n, _)| n <= max)
@@ -44,9 +52,40 @@ fn key(kind: &str, label: &str) -> &'static str {
     leak(format!("{kind}{label}"))
 }
 
-/// Every size's three filters, filled with `fill:0..size` (not scaled).
+/// The floors' filters: one item each (`fill:0`).
+const FLOOR_FILTERS: [(&str, &str); 2] = [
+    ("xffloor", "XF.RESERVE xffloor 0.01"),
+    ("bffloor", "BF.RESERVE bffloor 0.01 100"),
+];
+
+/// The floors: (name, key, command, items per command).
+const FLOORS: [(&str, &str, &[u8], u64); 6] = [
+    ("XF. floor: EXISTS (Redis' own)", "xffloor", b"EXISTS", 0),
+    ("XF. floor: XF.CARD (no lookup)", "xffloor", b"XF.CARD", 0),
+    ("XF. floor: XF.EXISTS 1 item", "xffloor", b"XF.EXISTS", 1),
+    ("XF. floor: BF.EXISTS 1 link", "bffloor", b"BF.EXISTS", 1),
+    ("XF. floor: XF.MEXISTS×100 1 item", "xffloor", b"XF.MEXISTS", 100),
+    ("XF. floor: BF.MEXISTS×100 1 link", "bffloor", b"BF.MEXISTS", 100),
+];
+
+/// Every size's three filters, filled with `fill:0..size` (not scaled), and the floors'.
 pub fn filters() -> Vec<Filter> {
-    let mut out = Vec::new();
+    let mut out: Vec<Filter> = FLOOR_FILTERS
+        .iter()
+        .map(|&(key, create)| Filter {
+            key,
+            create,
+            fill_command: if key.starts_with("xf") {
+                "XF.MADD"
+            } else {
+                "BF.MADD"
+            },
+            fill: 1,
+            fill_scales: false,
+            count: None,
+            on_reference: false,
+        })
+        .collect();
     for (n, label) in sizes() {
         for (kind, create, fill) in KINDS {
             let key = key(kind, label);
@@ -96,7 +135,7 @@ fn present(
                 item(b"fill:", n, it);
             }
             let mut args: Vec<&[u8]> = vec![command, key.as_bytes()];
-            args.extend(items.iter().map(Vec::as_slice));
+            args.extend(items.iter().map(Vec::as_slice)); // none: a key-only command
             encode_into(out, &args);
         }) as Generator<'static>
     })
@@ -105,7 +144,20 @@ fn present(
 /// Per size: XF, the auto-grown BF and the grown CF, singles and ×100 batches; XF's
 /// baseline is the BF of the same size (target ≤ 0.8 at 10^6), the others' GETBIT.
 pub fn workloads(n: u64, nb: u64) -> Vec<Workload> {
-    let mut out = Vec::new();
+    let mut out: Vec<Workload> = FLOORS
+        .iter()
+        .map(|&(name, key, command, per_op)| Workload {
+            name,
+            filter: Some(key),
+            baseline: Some(("GETBIT", None)),
+            reference_target: None,
+            on_reference: false,
+            prepare: None,
+            ops: if per_op == 100 { nb } else { n },
+            items_per_op: per_op.max(1),
+            make: present(command, key, 1, per_op),
+        })
+        .collect();
     for (size, label) in sizes() {
         let [singles, batches] = names(label);
         for (names, per_op, ops, commands) in [
@@ -209,6 +261,7 @@ pub fn report(
             );
         }
     }
+    floors(selected, s, rounds);
     println!();
     println!("bits per item (MEMORY USAGE × 8 ÷ items) of the filters above:");
     println!();
@@ -225,5 +278,42 @@ pub fn report(
             })
             .collect();
         println!("| {label} | {} | {} | {} |", bits[0], bits[1], bits[2]);
+    }
+}
+
+/// The floors' table: each floor's CPU per item and its per-round ratios to XF and to the
+/// auto-grown BF at 10^6 (singles to singles, batches to batches).
+fn floors(selected: &[&Workload], s: &[Vec<Sample>], rounds: usize) {
+    let index = |name: &str| selected.iter().position(|w| w.name == name);
+    let present: Vec<_> = FLOORS
+        .iter()
+        .filter_map(|f| index(f.0).map(|i| (f, i)))
+        .collect();
+    if present.is_empty() {
+        return;
+    }
+    let [singles, batches] = names("1M");
+    println!();
+    println!(
+        "floors of a lookup (same rounds): server CPU per item (ns, median of {rounds} rounds) and the medians of the per-round ratios to XF and to the auto-grown BF at 10^6:"
+    );
+    println!();
+    println!("| floor | CPU ns/item | ÷ XF at 1M | ÷ BF auto-grown at 1M |");
+    println!("|---|---:|---:|---:|");
+    for (&(name, _, _, per_op), w) in present {
+        let at_1m = if per_op == 100 { batches } else { singles };
+        let cpu = median(s[w].iter().map(|x| x.cpu_ns_per_item).collect());
+        let ratio = |other: &str| {
+            index(other).map_or("—".to_string(), |o| {
+                let (r, lo, hi) = ratios(s, w, o);
+                format!("{r:.2} ({lo:.2} – {hi:.2})")
+            })
+        };
+        println!(
+            "| {} | {cpu:.1} | {} | {} |",
+            name.trim_start_matches("XF. floor: "),
+            ratio(at_1m[0]),
+            ratio(at_1m[1])
+        );
     }
 }
