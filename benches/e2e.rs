@@ -827,6 +827,9 @@ fn main() {
     workloads.extend(sketches::workloads(n, nb));
     workloads.extend(static_filter::workloads(nb));
     workloads.extend(expandable::workloads(n, nb));
+    if std::env::var("E2E_REFERENCE_IS_REDBLOOM").is_ok_and(|v| v == "1") {
+        workloads.iter_mut().for_each(|w| w.on_reference = true);
+    }
     let selected: Vec<&Workload> = workloads
         .iter()
         .filter(|w| only.is_empty() || only.iter().any(|o| w.name.contains(o.as_str())))

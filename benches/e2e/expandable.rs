@@ -48,6 +48,16 @@ const KINDS: [(&str, &str, &str); 3] = [
     ("cfgrow", "CF.RESERVE {key} 1024 EXPANSION 2", "CF.INSERT"),
 ];
 
+/// The kinds measured at `size`: all three, but at 10^8 XF alone unless
+/// `E2E_XF_100M_ALL=1` (the auto-grown BF's fill alone then takes many minutes).
+fn kinds(size: u64) -> usize {
+    if size >= 100_000_000 && super::env_or("E2E_XF_100M_ALL", 0) == 0 {
+        1
+    } else {
+        KINDS.len()
+    }
+}
+
 fn key(kind: &str, label: &str) -> &'static str {
     leak(format!("{kind}{label}"))
 }
@@ -58,14 +68,65 @@ const FLOOR_FILTERS: [(&str, &str); 2] = [
     ("bffloor", "BF.RESERVE bffloor 0.01 100"),
 ];
 
-/// The floors: (name, key, command, items per command).
-const FLOORS: [(&str, &str, &[u8], u64); 6] = [
+/// Plain strings of 2 MB and 200 MB (XF's sizes at 10^6 and 10^8 items): `GETBIT` at a
+/// random offset in them is the server's floor plus one random cache line of that much
+/// memory (its TLB miss included), `GETBIT` of one bit over and over the floor alone.
+const LINE_STRINGS: [(&str, &str, u64); 2] = [
+    ("xfline2m", "SETBIT xfline2m 16777215 1", 16_777_216),
+    (
+        "xfline200m",
+        "SETBIT xfline200m 1677721599 1",
+        1_677_721_600,
+    ),
+];
+
+/// The random-line floors: (name, key, bits: 0 for one bit over and over).
+const LINE_FLOORS: [(&str, &str, u64); 3] = [
+    ("XF. floor: GETBIT one bit (cached)", "xfline2m", 0),
+    (
+        "XF. floor: GETBIT random line of 2 MB",
+        "xfline2m",
+        16_777_216,
+    ),
+    (
+        "XF. floor: GETBIT random line of 200 MB",
+        "xfline200m",
+        1_677_721_600,
+    ),
+];
+
+/// The floors: (name, key, command, items per command). The last two ask the 10^6
+/// filters for one item over and over: the lookup's work with its lines in the cache, so
+/// that what the 10^6 lookups cost above it is their waiting for memory.
+const FLOORS: [(&str, &str, &[u8], u64); 8] = [
     ("XF. floor: EXISTS (Redis' own)", "xffloor", b"EXISTS", 0),
     ("XF. floor: XF.CARD (no lookup)", "xffloor", b"XF.CARD", 0),
     ("XF. floor: XF.EXISTS 1 item", "xffloor", b"XF.EXISTS", 1),
     ("XF. floor: BF.EXISTS 1 link", "bffloor", b"BF.EXISTS", 1),
-    ("XF. floor: XF.MEXISTS×100 1 item", "xffloor", b"XF.MEXISTS", 100),
-    ("XF. floor: BF.MEXISTS×100 1 link", "bffloor", b"BF.MEXISTS", 100),
+    (
+        "XF. floor: XF.MEXISTS×100 1 item",
+        "xffloor",
+        b"XF.MEXISTS",
+        100,
+    ),
+    (
+        "XF. floor: BF.MEXISTS×100 1 link",
+        "bffloor",
+        b"BF.MEXISTS",
+        100,
+    ),
+    (
+        "XF. floor: XF.EXISTS 1M, one item (cached)",
+        "xf1M",
+        b"XF.EXISTS",
+        1,
+    ),
+    (
+        "XF. floor: BF.EXISTS auto-grown 1M, one item (cached)",
+        "bfauto1M",
+        b"BF.EXISTS",
+        1,
+    ),
 ];
 
 /// Every size's three filters, filled with `fill:0..size` (not scaled), and the floors'.
@@ -86,8 +147,17 @@ pub fn filters() -> Vec<Filter> {
             on_reference: false,
         })
         .collect();
+    out.extend(LINE_STRINGS.iter().map(|&(key, create, _)| Filter {
+        key,
+        create,
+        fill_command: "",
+        fill: 0,
+        fill_scales: false,
+        count: None,
+        on_reference: false,
+    }));
     for (n, label) in sizes() {
-        for (kind, create, fill) in KINDS {
+        for &(kind, create, fill) in &KINDS[..kinds(n)] {
             let key = key(kind, label);
             out.push(Filter {
                 key,
@@ -158,6 +228,30 @@ pub fn workloads(n: u64, nb: u64) -> Vec<Workload> {
             make: present(command, key, 1, per_op),
         })
         .collect();
+    out.extend(LINE_FLOORS.iter().map(|&(name, key, bits)| Workload {
+        name,
+        filter: Some(key),
+        baseline: Some(("GETBIT", None)),
+        reference_target: None,
+        on_reference: false,
+        prepare: None,
+        ops: n,
+        items_per_op: 1,
+        make: Box::new(move |r: u64| {
+            Box::new(move |i, out: &mut Vec<u8>| {
+                let offset = if bits == 0 {
+                    0
+                } else {
+                    super::mix(r << 40 | i) % bits
+                };
+                let offset = offset.to_string();
+                encode_into(
+                    out,
+                    &[b"GETBIT".as_slice(), key.as_bytes(), offset.as_bytes()],
+                );
+            }) as Generator<'static>
+        }),
+    }));
     for (size, label) in sizes() {
         let [singles, batches] = names(label);
         for (names, per_op, ops, commands) in [
@@ -174,12 +268,13 @@ pub fn workloads(n: u64, nb: u64) -> Vec<Workload> {
                 [b"XF.MEXISTS".as_slice(), b"BF.MEXISTS", b"CF.MEXISTS"],
             ),
         ] {
-            for (i, (kind, _, _)) in KINDS.iter().enumerate() {
+            let kinds = kinds(size);
+            for (i, (kind, _, _)) in KINDS[..kinds].iter().enumerate() {
                 let target = (i == 0 && size == 1_000_000).then_some(0.8);
                 out.push(Workload {
                     name: names[i],
                     filter: Some(key(kind, label)),
-                    baseline: Some(if i == 0 {
+                    baseline: Some(if i == 0 && kinds > 1 {
                         (names[1], target)
                     } else {
                         ("GETBIT", None)
@@ -226,9 +321,10 @@ pub fn report(
     let index = |name: &str| selected.iter().position(|w| w.name == name);
     let sizes: Vec<(u64, &str)> = sizes()
         .into_iter()
-        .filter(|(_, label)| names(label).iter().flatten().all(|n| index(n).is_some()))
+        .filter(|(_, label)| names(label).iter().all(|n| index(n[0]).is_some()))
         .collect();
     if sizes.is_empty() {
+        floors(selected, &samples[0], rounds);
         return;
     }
     let s = &samples[0];
@@ -244,20 +340,25 @@ pub fn report(
         let at_1m = sizes
             .iter()
             .find(|(n, _)| *n == 1_000_000)
-            .map(|(_, label)| index(names(label)[which][0]).unwrap());
+            .and_then(|(_, label)| index(names(label)[which][0]));
         for &(_, label) in &sizes {
-            let w = names(label)[which].map(|n| index(n).unwrap());
-            let (bf, bf_min, bf_max) = ratios(s, w[0], w[1]);
-            let (cf, cf_min, cf_max) = ratios(s, w[0], w[2]);
-            let flat = at_1m.map_or("—".to_string(), |m| {
-                let (r, lo, hi) = ratios(s, w[0], m);
-                format!("{r:.2} ({lo:.2} – {hi:.2})")
-            });
+            let w = names(label)[which].map(index);
+            let xf = w[0].unwrap();
+            let ratio = |other: Option<usize>| {
+                other.map_or("—".to_string(), |o| {
+                    let (r, lo, hi) = ratios(s, xf, o);
+                    format!("{r:.2} ({lo:.2} – {hi:.2})")
+                })
+            };
+            let ns = |w: Option<usize>| w.map_or("—".to_string(), |w| format!("{:.1}", cpu(w)));
             println!(
-                "| {label} | {:.1} | {:.1} | {:.1} | {bf:.2} ({bf_min:.2} – {bf_max:.2}) | {cf:.2} ({cf_min:.2} – {cf_max:.2}) | {flat} |",
-                cpu(w[0]),
-                cpu(w[1]),
-                cpu(w[2]),
+                "| {label} | {} | {} | {} | {} | {} | {} |",
+                ns(w[0]),
+                ns(w[1]),
+                ns(w[2]),
+                ratio(w[1]),
+                ratio(w[2]),
+                ratio(at_1m),
             );
         }
     }
@@ -285,8 +386,10 @@ pub fn report(
 /// auto-grown BF at 10^6 (singles to singles, batches to batches).
 fn floors(selected: &[&Workload], s: &[Vec<Sample>], rounds: usize) {
     let index = |name: &str| selected.iter().position(|w| w.name == name);
+    let line_floors = LINE_FLOORS.map(|(name, key, _)| (name, key, b"GETBIT".as_slice(), 1));
     let present: Vec<_> = FLOORS
         .iter()
+        .chain(&line_floors)
         .filter_map(|f| index(f.0).map(|i| (f, i)))
         .collect();
     if present.is_empty() {
@@ -314,6 +417,23 @@ fn floors(selected: &[&Workload], s: &[Vec<Sample>], rounds: usize) {
             name.trim_start_matches("XF. floor: "),
             ratio(at_1m[0]),
             ratio(at_1m[1])
+        );
+    }
+    // What one random line costs the server, beside the ±20 % band around XF at 10^6.
+    let cpu =
+        |name: &str| index(name).map(|w| median(s[w].iter().map(|x| x.cpu_ns_per_item).collect()));
+    if let (Some(one), Some(line), Some(hot), Some(xf)) = (
+        cpu(LINE_FLOORS[0].0),
+        cpu(LINE_FLOORS[2].0),
+        cpu(FLOORS[6].0),
+        cpu(singles[0]),
+    ) {
+        println!();
+        println!(
+            "one random line of 200 MB costs the server {:.0} ns (GETBIT there ÷ GETBIT of one bit); XF.EXISTS at 10^8 reads at least one: ≥ {:.0} ns (its cached lookup at 10^6 + that line) = {:.2}× its cost at 10^6 (the band: ≤ 1.20×)",
+            line - one,
+            hot + line - one,
+            (hot + line - one) / xf
         );
     }
 }
