@@ -435,5 +435,46 @@ fn floors(selected: &[&Workload], s: &[Vec<Sample>], rounds: usize) {
             hot + line - one,
             (hot + line - one) / xf
         );
+        let (alone, overlapped) = random_lines(200 << 20);
+        println!(
+            "random loads over 200 MB in this process (the client's core): {alone:.0} ns each one after another, {overlapped:.0} ns each with {CHAINS} in flight (the best overlap a batch can reach)"
+        );
     }
+}
+
+/// Independent chains of random loads a batch could overlap at most.
+const CHAINS: usize = 32;
+
+/// Nanoseconds per load of a random cache line of a `bytes` buffer: one chain of dependent
+/// loads, then [`CHAINS`] chains stepped in turn.
+fn random_lines(bytes: usize) -> (f64, f64) {
+    let lines = bytes / 64;
+    // One cycle through every line (Sattolo's shuffle), a pointer per line.
+    let mut order: Vec<u32> = (0..lines as u32).collect();
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    for i in (1..lines).rev() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        order.swap(i, (x % i as u64) as usize);
+    }
+    let mut next = vec![0u64; lines * 8];
+    for i in 0..lines {
+        next[order[i] as usize * 8] = u64::from(order[(i + 1) % lines]) * 8;
+    }
+    let time = |chains: usize| {
+        let steps = 2_000_000 / chains;
+        let mut at: Vec<u64> = (0..chains)
+            .map(|c| u64::from(order[c * lines / chains]) * 8)
+            .collect();
+        let start = std::time::Instant::now();
+        for _ in 0..steps {
+            for p in at.iter_mut() {
+                *p = next[*p as usize];
+            }
+        }
+        std::hint::black_box(&at);
+        start.elapsed().as_nanos() as f64 / (steps * chains) as f64
+    };
+    (time(1), time(CHAINS))
 }

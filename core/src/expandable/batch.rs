@@ -11,7 +11,7 @@ use super::{Partition, XFilter, BUCKETS};
 use crate::memory::{prefetch, prefetch_ref};
 
 /// Items between a stage of the pipeline and the next.
-const AHEAD: usize = 4;
+const AHEAD: usize = 8;
 /// How far past the expected first slot of a run the second slot line is requested.
 const SLOTS_AHEAD: usize = 8;
 /// Up to this many partitions (about 32 KB of table: the L1 cache) the plain loop is as
