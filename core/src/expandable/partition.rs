@@ -330,24 +330,44 @@ impl Partition {
     }
 }
 
-/// The position of the `k`-th (0-based) set bit of `x` (which has more than `k`): whole
-/// bytes skipped by their popcounts, then at most 7 bits cleared.
-#[inline]
-fn select(x: u64, mut k: u32) -> u32 {
-    let mut shift = 0;
-    loop {
-        let c = ((x >> shift) & 0xff).count_ones();
-        if c > k {
-            break;
+/// `SELECT_IN_BYTE[b][k]`: the position of the `k`-th (0-based) set bit of byte `b` (8 when
+/// `b` has no more than `k`).
+static SELECT_IN_BYTE: [[u8; 8]; 256] = {
+    let mut table = [[8u8; 8]; 256];
+    let mut b = 0;
+    while b < 256 {
+        let (mut bit, mut k) = (0, 0);
+        while bit < 8 {
+            if b >> bit & 1 == 1 {
+                table[b][k] = bit as u8;
+                k += 1;
+            }
+            bit += 1;
         }
-        k -= c;
-        shift += 8;
+        b += 1;
     }
-    let mut byte = (x >> shift) & 0xff;
-    for _ in 0..k {
-        byte &= byte - 1;
-    }
-    shift + byte.trailing_zeros()
+    table
+};
+
+/// The position of the `k`-th (0-based) set bit of `x` (which has more than `k`), without
+/// a branch: the bytes' popcounts summed into prefix sums by one multiplication, the
+/// target byte by comparing all eight sums with `k` at once, the bit by a table.
+#[inline]
+fn select(x: u64, k: u32) -> u32 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut s = x - ((x >> 1) & 0x5555_5555_5555_5555);
+    s = (s & 0x3333_3333_3333_3333) + ((s >> 2) & 0x3333_3333_3333_3333);
+    s = (s + (s >> 4)) & 0x0f0f_0f0f_0f0f_0f0f;
+    // Byte i: the set bits of bytes 0..=i (at most 64: no carries between bytes).
+    let sums = s.wrapping_mul(ONES);
+    // The high bit of byte i is set when sum i <= k: those bytes come before the target.
+    let byte = ((((u64::from(k) & 63) * ONES) | HIGH) - sums) & HIGH;
+    // They are bytes 0..b: the highest high bit set is bit 8b − 1.
+    let b = ((64 - byte.leading_zeros()) / 8).min(7);
+    let skipped = ((sums << 8) >> (8 * b)) & 0xff;
+    let rest = u64::from(k).wrapping_sub(skipped) as usize & 7;
+    8 * b + u32::from(SELECT_IN_BYTE[((x >> (8 * b)) & 0xff) as usize][rest])
 }
 
 #[cfg(test)]
@@ -390,7 +410,16 @@ mod tests {
 
     #[test]
     fn select_finds_the_kth_set_bit() {
-        for x in [1u64, u64::MAX, 0x8000_0000_0000_0001, 0xf0f0_0f0f_1234_8001] {
+        let mut r = 0x9e37_79b9_7f4a_7c15u64;
+        let mut xs = vec![1u64, u64::MAX, 0x8000_0000_0000_0001, 0xf0f0_0f0f_1234_8001];
+        for _ in 0..2000 {
+            r ^= r << 13;
+            r ^= r >> 7;
+            r ^= r << 17;
+            xs.push(r & (r >> 3) | 1); // sparse and dense words
+            xs.push(r | 1);
+        }
+        for x in xs {
             let ones: Vec<u32> = (0..64).filter(|&i| x >> i & 1 == 1).collect();
             for (k, &pos) in ones.iter().enumerate() {
                 assert_eq!(select(x, k as u32), pos, "{x:x} {k}");
