@@ -178,3 +178,104 @@ fn measure_lookups() {
         }
     }
 }
+
+/// `cargo test --release -p redbloom-core --lib measure_windowed_build -- --ignored
+/// --nocapture` (`SF_MEASURE_ITEMS=100000000` for 10^8 items, ~1 GB a process): the
+/// windowed build against the one-pass build it replaced, at 1 %, each build in a process
+/// of its own (this test run again: `SF_MEASURE_ONE`), alternately, five rounds: peak extra
+/// memory (VmHWM over that of the keys alone) against the filter, CPU time, the same bytes.
+#[test]
+#[ignore = "measurement: memory and speed of the windowed build against the one-pass"]
+fn measure_windowed_build() {
+    if let Ok(one) = std::env::var("SF_MEASURE_ONE") {
+        let (variant, n) = one.split_once(':').expect("variant:items");
+        let n: u64 = n.parse().expect("items");
+        let keys = keys_of("item:", n);
+        let before = peak_resident();
+        let cpu = thread_cpu_secs();
+        let f = if variant == "windowed" {
+            build(keys, 0.01, u64::MAX).unwrap()
+        } else {
+            super::banding_tests::build_one_pass(&keys, 0.01).unwrap()
+        };
+        let cpu = thread_cpu_secs() - cpu;
+        let extra = peak_resident().saturating_sub(before);
+        println!("MEASURED {extra} {cpu} {} {} {}", f.mem_usage(), f.checksum(), f.seed());
+        return;
+    }
+    let sizes: Vec<u64> = match std::env::var("SF_MEASURE_ITEMS") {
+        Ok(n) => vec![n.parse().expect("items")],
+        Err(_) => vec![1_000_000, 10_000_000],
+    };
+    let run = |variant: &str, n: u64| -> (f64, f64, u64, u64, u64) {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "static_filter::ribbon_measures::measure_windowed_build"])
+            .args(["--ignored", "--nocapture", "--test-threads=1"])
+            .env("SF_MEASURE_ONE", format!("{variant}:{n}"))
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let line = text.lines().find_map(|l| l.split_once("MEASURED ").map(|(_, m)| m));
+        let v: Vec<&str> = line.expect("a measure").split(' ').collect();
+        let int = |i: usize| v[i].parse::<u64>().unwrap();
+        (v[0].parse().unwrap(), v[1].parse().unwrap(), int(2), int(3), int(4))
+    };
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    for n in sizes {
+        let (mut mem, mut speed, mut ratio) = ([vec![], vec![]], [vec![], vec![]], vec![]);
+        let (mut size, mut seed) = (0, 0);
+        for round in 0..5 {
+            let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+            let mut cpu = [0.0; 2];
+            let mut sums = [0; 2];
+            for v in order {
+                let (extra, secs, bytes, sum, s) = run(["windowed", "one-pass"][v], n);
+                (size, seed) = (bytes, s);
+                mem[v].push(extra / bytes as f64);
+                speed[v].push(n as f64 / secs / 1e6);
+                (cpu[v], sums[v]) = (secs, sum);
+            }
+            assert_eq!(sums[0], sums[1], "the same filter");
+            ratio.push(cpu[0] / cpu[1]);
+        }
+        eprintln!(
+            "{n} items at 1 % ({size} bytes, seed {seed}): peak extra memory windowed {:.2}x the filter \
+             (one-pass {:.2}x); CPU windowed {:.2}M items/s, one-pass {:.2}M; CPU time \
+             windowed ÷ one-pass median {:.2} (min {:.2}, max {:.2}); the same bytes",
+            median(mem[0].clone()),
+            median(mem[1].clone()),
+            median(speed[0].clone()),
+            median(speed[1].clone()),
+            median(ratio.clone()),
+            ratio.iter().copied().fold(f64::MAX, f64::min),
+            ratio.iter().copied().fold(0.0, f64::max),
+        );
+    }
+}
+
+#[test]
+#[ignore = "tmp"]
+fn tmp_breakdown() {
+    for n in [1_000_000u64, 10_000_000] {
+    let mut keys: Vec<u64> = (0..n).map(|i| mix(i, 0x1234_5678)).collect();
+    let t = std::time::Instant::now();
+    keys.iter_mut().for_each(|k| *k = mix(*k, 0));
+    let t1 = t.elapsed().as_secs_f64();
+    keys.sort_unstable();
+    let t2 = t.elapsed().as_secs_f64();
+    let layout = Ribbon::for_items(n, 0, 6, 0.01);
+    let len = layout.data_len(6).unwrap();
+    for _ in 0..3 {
+    let t = std::time::Instant::now();
+    let d = super::banding::solve(&keys, &layout, 6, len, &super::banding::Fingerprints).unwrap();
+    let t3 = t.elapsed().as_secs_f64();
+    let d2 = super::banding_tests::solve_one_pass(&keys, &layout, 6, len).unwrap();
+    let t4 = t.elapsed().as_secs_f64();
+    assert_eq!(d, d2);
+    eprintln!("{n} {} mix {:.3} sort {:.3} windowed {:.3} one-pass {:.3}", d.is_some(), t1, t2 - t1, t3, t4 - t3);
+    }
+    }
+}
