@@ -264,7 +264,8 @@ impl Saved {
 }
 
 /// Back-substitutes block `b` (its rows in `window`), last slot first, and writes its
-/// solution words into `data`.
+/// solution words into `data`: once the block's 128 slots are shifted in, `after` holds
+/// them (bit `i`: slot `i`), each column a word as the layout stores it.
 #[inline]
 fn substitute<S: System>(
     window: &Window,
@@ -276,7 +277,6 @@ fn substitute<S: System>(
     data: &mut [u8],
 ) {
     let columns = layout.columns(b, r) as usize;
-    let mut words = [0u128; MAX_COLUMNS as usize + 1];
     let first = b * COEFF_BITS;
     for i in (0..COEFF_BITS as usize).rev() {
         let slot = first + i as u64;
@@ -290,11 +290,10 @@ fn substitute<S: System>(
         for j in 0..columns {
             let bit = ((f >> j) & 1) ^ parity(c & after[j]);
             after[j] = (after[j] << 1) | u128::from(bit);
-            words[j] |= u128::from(bit) << i;
         }
     }
     let base = layout.base(b, r);
-    for (j, w) in words[..columns].iter().enumerate() {
+    for (j, w) in after[..columns].iter().enumerate() {
         let at = ((base + j as u64) * 16) as usize;
         data[at..at + 16].copy_from_slice(&w.to_le_bytes());
     }

@@ -256,26 +256,3 @@ fn measure_windowed_build() {
     }
 }
 
-#[test]
-#[ignore = "tmp"]
-fn tmp_breakdown() {
-    for n in [1_000_000u64, 10_000_000] {
-    let mut keys: Vec<u64> = (0..n).map(|i| mix(i, 0x1234_5678)).collect();
-    let t = std::time::Instant::now();
-    keys.iter_mut().for_each(|k| *k = mix(*k, 0));
-    let t1 = t.elapsed().as_secs_f64();
-    keys.sort_unstable();
-    let t2 = t.elapsed().as_secs_f64();
-    let layout = Ribbon::for_items(n, 0, 6, 0.01);
-    let len = layout.data_len(6).unwrap();
-    for _ in 0..3 {
-    let t = std::time::Instant::now();
-    let d = super::banding::solve(&keys, &layout, 6, len, &super::banding::Fingerprints).unwrap();
-    let t3 = t.elapsed().as_secs_f64();
-    let d2 = super::banding_tests::solve_one_pass(&keys, &layout, 6, len).unwrap();
-    let t4 = t.elapsed().as_secs_f64();
-    assert_eq!(d, d2);
-    eprintln!("{n} {} mix {:.3} sort {:.3} windowed {:.3} one-pass {:.3}", d.is_some(), t1, t2 - t1, t3, t4 - t3);
-    }
-    }
-}
