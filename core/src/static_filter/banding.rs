@@ -123,7 +123,11 @@ impl Window {
             let Some(&existing) = self.coeffs.get(i) else {
                 if let Some(out) = out {
                     out.try_reserve(1).map_err(|_| OutOfMemory)?;
-                    out.push(Carried { coeff: c, at, rhs: f });
+                    out.push(Carried {
+                        coeff: c,
+                        at,
+                        rhs: f,
+                    });
                 }
                 return Ok(true);
             };
@@ -189,7 +193,10 @@ pub(super) fn solve_in<S: System>(
         window.reset(lo, hi - lo);
         saved.first_key.push(k);
         saved.first_carried.push(saved.carried.len());
-        saved.carried.try_reserve(carried.len()).map_err(|_| OutOfMemory)?;
+        saved
+            .carried
+            .try_reserve(carried.len())
+            .map_err(|_| OutOfMemory)?;
         saved.carried.extend_from_slice(&carried);
         for c in carried.drain(..) {
             let Carried { at, coeff, rhs } = c;
@@ -287,9 +294,9 @@ fn substitute<S: System>(
         } else {
             (0, system.free(slot, columns as u32))
         };
-        for j in 0..columns {
-            let bit = ((f >> j) & 1) ^ parity(c & after[j]);
-            after[j] = (after[j] << 1) | u128::from(bit);
+        for (j, a) in after[..columns].iter_mut().enumerate() {
+            let bit = ((f >> j) & 1) ^ parity(c & *a);
+            *a = (*a << 1) | u128::from(bit);
         }
     }
     let base = layout.base(b, r);

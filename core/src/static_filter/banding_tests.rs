@@ -129,14 +129,26 @@ fn same_as_one_pass(hashes: &[u64], layout: &Ribbon, r: u32, window: u64) -> boo
         got == expected,
         "{} keys, {layout:?}, r {r}, window {window}: {}",
         hashes.len(),
-        if expected.is_none() { "inconsistent" } else { "solved" },
+        if expected.is_none() {
+            "inconsistent"
+        } else {
+            "solved"
+        },
     );
     expected.is_some()
 }
 
 #[test]
 fn unmix_undoes_mix() {
-    for k in [0u64, 1, 2, u64::MAX, u64::MAX - 1, 1 << 63, 0x1234_5678_9abc_def0] {
+    for k in [
+        0u64,
+        1,
+        2,
+        u64::MAX,
+        u64::MAX - 1,
+        1 << 63,
+        0x1234_5678_9abc_def0,
+    ] {
         for seed in [0u64, 1, 63, u64::MAX] {
             assert_eq!(unmix(mix(k, seed), seed), k, "{k} {seed}");
         }
@@ -171,7 +183,10 @@ fn inconsistent_systems_are_found_as_in_one_pass() {
     // Too few slots: the system is inconsistent; both solves say so, at every window.
     let hashes = hashes_of("full", 3000);
     for blocks in [20u64, 22, 23] {
-        let layout = Ribbon { blocks, lower_blocks: 7 };
+        let layout = Ribbon {
+            blocks,
+            lower_blocks: 7,
+        };
         for window in [128u64, 256, 1024] {
             assert!(!same_as_one_pass(&hashes, &layout, 6, window));
         }
@@ -183,7 +198,14 @@ fn sizes_around_window_multiples_band_as_one_pass() {
     // Slots just under, at and just over one and two windows; keys filling 96 % of them.
     let window = WINDOW_SLOTS / COEFF_BITS;
     let mut solved_sizes = 0;
-    for blocks in [window - 1, window, window + 1, 2 * window - 1, 2 * window, 2 * window + 1] {
+    for blocks in [
+        window - 1,
+        window,
+        window + 1,
+        2 * window - 1,
+        2 * window,
+        2 * window + 1,
+    ] {
         let n = (blocks * COEFF_BITS) * 96 / 100;
         let hashes = hashes_of(&format!("b{blocks}:"), n);
         let layout = Ribbon {
@@ -191,7 +213,10 @@ fn sizes_around_window_multiples_band_as_one_pass() {
             lower_blocks: blocks / 3,
         };
         let solved = same_as_one_pass(&hashes, &layout, 6, WINDOW_SLOTS);
-        assert_eq!(same_as_one_pass(&hashes, &layout, 6, 4 * COEFF_BITS), solved);
+        assert_eq!(
+            same_as_one_pass(&hashes, &layout, 6, 4 * COEFF_BITS),
+            solved
+        );
         solved_sizes += usize::from(solved);
     }
     assert_eq!(solved_sizes, 6);
@@ -206,7 +231,10 @@ fn builds_are_those_of_the_one_pass_build() {
             }
             let keys = keys_of("k", n);
             let built = build(keys.clone(), error, u64::MAX).unwrap();
-            assert!(built == build_one_pass(&keys, error).unwrap(), "{n} {error}");
+            assert!(
+                built == build_one_pass(&keys, error).unwrap(),
+                "{n} {error}"
+            );
         }
     }
     // Duplicates, and the first seed failing.
@@ -276,6 +304,9 @@ fn working_memory_is_a_window_and_its_crossings() {
     // 1000 items: at most 11 blocks (the last attempt's), one window, one boundary.
     assert_eq!(working_bytes(1000, Encoding::Ribbon), 11 * 128 * 20 + 4112);
     let ten_million = working_bytes(10_000_000, Encoding::Ribbon);
-    assert!(ten_million > window && ten_million < 10_000_000 / 4, "{ten_million}");
+    assert!(
+        ten_million > window && ten_million < 10_000_000 / 4,
+        "{ten_million}"
+    );
     assert_eq!(working_bytes(1000, Encoding::Fuse), 37_000);
 }

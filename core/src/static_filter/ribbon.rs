@@ -16,7 +16,6 @@
 //! memory buys that rate and not the next power of two. Words are little-endian,
 //! block after block, column after column.
 
-
 /// Slots per block, and the width of a coefficient row.
 pub const COEFF_BITS: u64 = 128;
 /// The share of the rate asked that the mix of columns aims at, so that a measured rate

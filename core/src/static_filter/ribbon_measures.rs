@@ -180,10 +180,11 @@ fn measure_lookups() {
 }
 
 /// `cargo test --release -p redbloom-core --lib measure_windowed_build -- --ignored
-/// --nocapture` (`SF_MEASURE_ITEMS=100000000` for 10^8 items, ~1 GB a process): the
-/// windowed build against the one-pass build it replaced, at 1 %, each build in a process
-/// of its own (this test run again: `SF_MEASURE_ONE`), alternately, five rounds: peak extra
-/// memory (VmHWM over that of the keys alone) against the filter, CPU time, the same bytes.
+/// --nocapture`: the windowed build against the one-pass build it replaced, at 1 % on 1M
+/// and 10M item keys, each build in a process of its own (this test run again:
+/// `SF_MEASURE_ONE`), alternately, five rounds: peak extra memory (VmHWM over that of the
+/// keys alone) against the filter, CPU time, the same bytes. `SF_MEASURE_ITEMS=100000000`:
+/// 10^8 items instead, two rounds (the one-pass build takes ~4 GB).
 #[test]
 #[ignore = "measurement: memory and speed of the windowed build against the one-pass"]
 fn measure_windowed_build() {
@@ -200,25 +201,41 @@ fn measure_windowed_build() {
         };
         let cpu = thread_cpu_secs() - cpu;
         let extra = peak_resident().saturating_sub(before);
-        println!("MEASURED {extra} {cpu} {} {} {}", f.mem_usage(), f.checksum(), f.seed());
+        println!(
+            "MEASURED {extra} {cpu} {} {} {}",
+            f.mem_usage(),
+            f.checksum(),
+            f.seed()
+        );
         return;
     }
-    let sizes: Vec<u64> = match std::env::var("SF_MEASURE_ITEMS") {
-        Ok(n) => vec![n.parse().expect("items")],
-        Err(_) => vec![1_000_000, 10_000_000],
+    let (sizes, rounds) = match std::env::var("SF_MEASURE_ITEMS") {
+        Ok(n) => (vec![n.parse().expect("items")], 2),
+        Err(_) => (vec![1_000_000, 10_000_000], 5),
     };
     let run = |variant: &str, n: u64| -> (f64, f64, u64, u64, u64) {
         let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "static_filter::ribbon_measures::measure_windowed_build"])
+            .args([
+                "--exact",
+                "static_filter::ribbon_measures::measure_windowed_build",
+            ])
             .args(["--ignored", "--nocapture", "--test-threads=1"])
             .env("SF_MEASURE_ONE", format!("{variant}:{n}"))
             .output()
             .unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
-        let line = text.lines().find_map(|l| l.split_once("MEASURED ").map(|(_, m)| m));
+        let line = text
+            .lines()
+            .find_map(|l| l.split_once("MEASURED ").map(|(_, m)| m));
         let v: Vec<&str> = line.expect("a measure").split(' ').collect();
         let int = |i: usize| v[i].parse::<u64>().unwrap();
-        (v[0].parse().unwrap(), v[1].parse().unwrap(), int(2), int(3), int(4))
+        (
+            v[0].parse().unwrap(),
+            v[1].parse().unwrap(),
+            int(2),
+            int(3),
+            int(4),
+        )
     };
     let median = |mut v: Vec<f64>| {
         v.sort_by(f64::total_cmp);
@@ -227,7 +244,7 @@ fn measure_windowed_build() {
     for n in sizes {
         let (mut mem, mut speed, mut ratio) = ([vec![], vec![]], [vec![], vec![]], vec![]);
         let (mut size, mut seed) = (0, 0);
-        for round in 0..5 {
+        for round in 0..rounds {
             let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
             let mut cpu = [0.0; 2];
             let mut sums = [0; 2];
@@ -255,4 +272,3 @@ fn measure_windowed_build() {
         );
     }
 }
-
