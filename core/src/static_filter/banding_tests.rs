@@ -302,7 +302,7 @@ fn working_memory_is_a_window_and_its_crossings() {
     // A window's rows (20 bytes a slot), and under a quarter byte an item in all.
     let window = WINDOW_SLOTS * 20;
     // 1000 items: at most 11 blocks (the last attempt's), one window, one boundary.
-    assert_eq!(working_bytes(1000, Encoding::Ribbon), 11 * 128 * 20 + 4112);
+    assert_eq!(working_bytes(1000, Encoding::Ribbon), 11 * 128 * 20 + 2064);
     let ten_million = working_bytes(10_000_000, Encoding::Ribbon);
     assert!(
         ten_million > window && ten_million < 10_000_000 / 4,
