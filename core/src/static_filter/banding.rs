@@ -10,8 +10,8 @@
 //! - **Phase A**, windows from the first: the window's rows start empty; the equations
 //!   carried in from the window below are inserted first (in the order they left it), then
 //!   the keys starting in the window; an equation moving past the window's top is carried
-//!   to the next. The equations carried into each window are saved (typically a few
-//!   hundred). An inconsistent equation ends the solve (the caller retries).
+//!   to the next. The equations carried into each window are saved (a few dozen). An
+//!   inconsistent equation ends the solve (the caller retries).
 //! - **Phase B**, windows from the last: the window's rows are rebuilt by replaying its
 //!   saved carried-in equations and its keys in the same order (equations leaving it are
 //!   dropped: Phase A took them up), then the window's slots are back-substituted, last
