@@ -163,6 +163,25 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+    #[test]
+    fn random_systems_band_as_one_pass(
+        n in 0u64..3000,
+        r in 1u32..=32,
+        blocks in 1u64..6,
+        room in 0.97f64..1.2,
+        set in any::<u16>(),
+    ) {
+        // Any load, consistent or not, and any window of one to five blocks.
+        let hashes = hashes_of(&format!("p{set}:"), n);
+        let total = ((n as f64 * room) / COEFF_BITS as f64).ceil().max(1.0) as u64;
+        let error = (-(f64::from(r) + 0.5)).exp2().min(0.49);
+        let layout = Ribbon { blocks: total, lower_blocks: Ribbon::lower_blocks_for(total, r, error) };
+        same_as_one_pass(&hashes, &layout, r, blocks * COEFF_BITS);
+    }
+}
+
 #[test]
 fn small_windows_band_as_one_pass_at_every_width() {
     // Windows of one to five blocks: equations cross several windows on their way up.
