@@ -17,9 +17,9 @@
 //! the callback, which returns at once when no copy runs).
 //!
 //! **Memory.** The hashes, 8 bytes per member, and the build's working memory after them
-//! (~37 bytes per member more, for a second) live on the server's heap: they are counted
-//! against the memory left under maxmemory as a filter is: a copy that would not fit is
-//! not started (the child, whose memory the server does not count, builds it), and the
+//! ([`working_bytes`]: a ribbon build sorts the hashes where they are and needs little
+//! more; docs/static.md) live on the server's heap: they are counted against the memory
+//! left under maxmemory as a filter is: a copy that would not fit is not started (the child, whose memory the server does not count, builds it), and the
 //! filter's own ceiling is what is left after them. The hashes are freed on every way out
 //! (built, fallen back, the client gone).
 //!
@@ -35,7 +35,9 @@ use crate::api::timer::{self, thread_cpu};
 use crate::config::SfBuildSlices;
 use crate::errors;
 use redbloom_core::memory::Ceiling;
-use redbloom_core::static_filter::{build_with as build_filter, item_key, BuildError};
+use redbloom_core::static_filter::{
+    build_with as build_filter, item_key, working_bytes, BuildError,
+};
 use redis_module::logging::{log_notice, log_warning};
 use redis_module::{Context, RedisError, RedisResult, RedisValue};
 use std::cell::RefCell;
@@ -44,11 +46,6 @@ use std::time::{Duration, Instant};
 
 /// The main thread's time per slice.
 pub const SLICE: Duration = Duration::from_millis(2);
-
-/// The core build's working memory per item besides the item keys it is given (~45
-/// bytes in all: the keys and their hashes, per slot a count, a hash XOR, a queue entry
-/// and the unpacked fingerprint; docs/static.md).
-const BUILD_BYTES_PER_MEMBER: u64 = 37;
 
 /// The timer's period while `bf.sf-build-slices` is `hold`.
 const HOLD_MS: i64 = 1;
@@ -165,7 +162,8 @@ pub(super) fn start(
     let capacity = members.saturating_add(members / 64 + 64);
     let bytes = capacity.saturating_mul(8);
     // The hashes, then the build's working memory besides them, on the server's heap.
-    let needed = bytes.saturating_add(members.saturating_mul(BUILD_BYTES_PER_MEMBER));
+    let encoding = super::handlers::encoding_of(args);
+    let needed = bytes.saturating_add(working_bytes(members, encoding));
     let limit = crate::write::Limit::of(ctx);
     let left = limit.max_step();
     if needed >= left {

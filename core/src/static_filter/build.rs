@@ -9,8 +9,9 @@
 //! key is peeled, fingerprints are assigned in reverse peeling order. A peel that stalls
 //! (a cycle in the 3-hypergraph) retries with the next seed.
 
-use super::ribbon::{self, Ribbon};
-use super::{fingerprint, mix, Layout, StaticFilter, FIRST_SEED, MAX_ATTEMPTS, MAX_BITS};
+use super::banding::{self, Fingerprints};
+use super::ribbon::Ribbon;
+use super::{fingerprint, mix, unmix, Layout, StaticFilter, FIRST_SEED, MAX_ATTEMPTS, MAX_BITS};
 use super::{MAX_ITEMS, MAX_SEGMENT_LENGTH, SF_OVERHEAD};
 use crate::memory::OutOfMemory;
 
@@ -155,17 +156,44 @@ pub fn build_with(
     }
 }
 
-/// The ribbon filter of `keys`: the hashes under the attempt's seed, sorted and made
-/// distinct, solved; an inconsistent system retries with the next seed (and, every fourth
-/// attempt, more slots). The size depends on the number of distinct keys alone.
+/// The memory a build of `items` keys of the given structure takes besides the keys it is
+/// handed and the filter it makes, in bytes (an upper bound).
+pub fn working_bytes(items: u64, encoding: Encoding) -> u64 {
+    match encoding {
+        // The hashes, and per slot a count, a hash XOR, a queue entry and the unpacked
+        // fingerprint (docs/static.md).
+        Encoding::Fuse => items.saturating_mul(FUSE_BYTES_PER_ITEM),
+        // The keys are hashed and sorted where they are: only the rows of a window and the
+        // equations crossing windows (the most slots any attempt takes).
+        Encoding::Ribbon => {
+            let items = items.min(MAX_ITEMS);
+            banding::working_bytes(Ribbon::for_items(items, MAX_ATTEMPTS - 1, 1, 0.25).slots())
+        }
+    }
+}
+
+/// The fuse build's working memory per item besides the keys.
+const FUSE_BYTES_PER_ITEM: u64 = 37;
+
+/// The ribbon filter of `keys`: the keys hashed under the attempt's seed where they are,
+/// sorted and made distinct, solved; an inconsistent system retries with the next seed
+/// (the hashes unmixed back to the keys and mixed again; every fourth attempt also gives
+/// more slots). The size depends on the number of distinct keys alone.
 fn build_ribbon(keys: Vec<u64>, error: f64, max_bytes: u64) -> Result<StaticFilter, BuildError> {
     let bits = ribbon_bits_for(error).ok_or(BuildError::BadErrorRate)?;
-    let mut hashes: Vec<u64> = zeroed(keys.len() as u64)?;
+    let mut hashes = keys;
     for attempt in 0..MAX_ATTEMPTS {
         let seed = FIRST_SEED + attempt;
-        hashes.resize(keys.len(), 0);
-        ribbon::sorted_hashes(&keys, seed, &mut hashes);
-        // The hash is a bijection for a seed: distinct hashes are distinct keys.
+        if attempt == 0 {
+            hashes.iter_mut().for_each(|k| *k = mix(*k, seed));
+        } else {
+            hashes
+                .iter_mut()
+                .for_each(|h| *h = mix(unmix(*h, seed - 1), seed));
+        }
+        // In place (no allocation). The hash is a bijection for a seed: distinct hashes
+        // are distinct keys.
+        hashes.sort_unstable();
         hashes.dedup();
         let items = hashes.len() as u64;
         if items > MAX_ITEMS {
@@ -176,7 +204,7 @@ fn build_ribbon(keys: Vec<u64>, error: f64, max_bytes: u64) -> Result<StaticFilt
         if SF_OVERHEAD.saturating_add(data_len) > max_bytes {
             return Err(BuildError::TooLarge);
         }
-        if let Some(data) = ribbon::solve(&hashes, &layout, bits, data_len)? {
+        if let Some(data) = banding::solve(&hashes, &layout, bits, data_len, &Fingerprints)? {
             let layout = Layout::Ribbon(layout);
             let checksum = StaticFilter::checksum_of(seed, items, bits, error, layout, &data);
             return Ok(StaticFilter {

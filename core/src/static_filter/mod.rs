@@ -30,6 +30,9 @@
 //! assert_eq!((filter.items(), filter.bits()), (3, 7));
 //! ```
 
+mod banding;
+#[cfg(test)]
+mod banding_tests;
 pub mod build;
 pub mod dump;
 mod health;
@@ -44,7 +47,7 @@ mod ribbon_tests;
 #[cfg(test)]
 mod tests;
 
-pub use build::{bits_for, build, build_with, BuildError, Encoding, Shape};
+pub use build::{bits_for, build, build_with, working_bytes, BuildError, Encoding, Shape};
 pub use ribbon::Ribbon;
 
 use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
@@ -429,6 +432,31 @@ pub(crate) fn mix(key: u64, seed: u64) -> u64 {
     h ^= h >> 33;
     h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
     h ^ (h >> 33)
+}
+
+/// The inverse of an odd number modulo 2^64 (Newton's iteration: each step doubles the
+/// bits that are right, from the 3 that `x` itself gets right).
+const fn inverse(x: u64) -> u64 {
+    let mut y = x;
+    let mut i = 0;
+    while i < 5 {
+        y = y.wrapping_mul(2u64.wrapping_sub(x.wrapping_mul(y)));
+        i += 1;
+    }
+    y
+}
+
+/// The key [`mix`] maps to `h` under `seed`: each of its steps undone, last first (an XOR
+/// with the value shifted right by 33 or more is its own inverse).
+pub(crate) fn unmix(h: u64, seed: u64) -> u64 {
+    const A: u64 = inverse(0xff51_afd7_ed55_8ccd);
+    const B: u64 = inverse(0xc4ce_b9fe_1a85_ec53);
+    let mut k = h ^ (h >> 33);
+    k = k.wrapping_mul(B);
+    k ^= k >> 33;
+    k = k.wrapping_mul(A);
+    k ^= k >> 33;
+    k.wrapping_sub(seed)
 }
 
 pub(crate) fn mask(bits: u32) -> u64 {

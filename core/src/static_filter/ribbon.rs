@@ -16,9 +16,6 @@
 //! memory buys that rate and not the next power of two. Words are little-endian,
 //! block after block, column after column.
 
-use super::{mix, BuildError};
-use crate::memory::OutOfMemory;
-
 /// Slots per block, and the width of a coefficient row.
 pub const COEFF_BITS: u64 = 128;
 /// The share of the rate asked that the mix of columns aims at, so that a measured rate
@@ -224,83 +221,4 @@ pub(crate) fn window_bytes(layout: &Ribbon, r: u32, h: u64) -> (usize, usize) {
         2
     };
     ((layout.base(b, r) * 16) as usize, blocks * columns * 16)
-}
-
-/// The solution of the sorted, distinct hashes' equations, or `None` when two are
-/// inconsistent (the caller retries with another seed).
-pub(crate) fn solve(
-    hashes: &[u64],
-    layout: &Ribbon,
-    r: u32,
-    data_len: u64,
-) -> Result<Option<Vec<u8>>, BuildError> {
-    let slots = layout.slots();
-    let mut coeffs: Vec<u128> = zeroed(slots)?;
-    let mut rhs: Vec<u32> = zeroed(slots)?;
-    let starts = layout.starts();
-    for &h in hashes {
-        let e = equation(h, starts);
-        let columns = layout.columns(e.start / COEFF_BITS, r);
-        let (mut at, mut c, mut f) = (e.start as usize, e.coeff, e.fingerprint & mask(columns));
-        loop {
-            let existing = coeffs[at];
-            if existing == 0 {
-                coeffs[at] = c;
-                rhs[at] = f;
-                break;
-            }
-            c ^= existing;
-            f ^= rhs[at];
-            if c == 0 {
-                if f != 0 {
-                    return Ok(None);
-                }
-                break;
-            }
-            let shift = c.trailing_zeros();
-            at += shift as usize;
-            c >>= shift;
-        }
-    }
-    let mut data = crate::zeroed_bytes(data_len)?;
-    // Back substitution, last slot first: per column, the solution bits of the 127 slots
-    // after the current one (bit 0: the next slot).
-    let mut after = [0u128; MAX_COLUMNS as usize + 1];
-    for b in (0..layout.blocks).rev() {
-        let columns = layout.columns(b, r) as usize;
-        let mut words = [0u128; MAX_COLUMNS as usize + 1];
-        for i in (0..COEFF_BITS as usize).rev() {
-            let slot = b as usize * COEFF_BITS as usize + i;
-            let (c, f) = (coeffs[slot] >> 1, rhs[slot]);
-            let pivot = coeffs[slot] != 0;
-            for j in 0..columns {
-                let bit = if pivot {
-                    ((f >> j) & 1) ^ parity(c & after[j])
-                } else {
-                    0
-                };
-                after[j] = (after[j] << 1) | u128::from(bit);
-                words[j] |= u128::from(bit) << i;
-            }
-        }
-        let base = layout.base(b, r);
-        for (j, w) in words[..columns].iter().enumerate() {
-            let at = ((base + j as u64) * 16) as usize;
-            data[at..at + 16].copy_from_slice(&w.to_le_bytes());
-        }
-    }
-    Ok(Some(data))
-}
-
-fn zeroed<T: bytemuck::Zeroable>(len: u64) -> Result<Vec<T>, OutOfMemory> {
-    let len = usize::try_from(len).map_err(|_| OutOfMemory)?;
-    bytemuck::allocation::try_zeroed_vec(len).map_err(|()| OutOfMemory)
-}
-
-/// The distinct keys hashed under `seed`, sorted (so their start slots ascend).
-pub(crate) fn sorted_hashes(keys: &[u64], seed: u64, out: &mut [u64]) {
-    for (h, &k) in out.iter_mut().zip(keys) {
-        *h = mix(k, seed);
-    }
-    out.sort_unstable();
 }

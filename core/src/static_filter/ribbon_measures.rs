@@ -178,3 +178,97 @@ fn measure_lookups() {
         }
     }
 }
+
+/// `cargo test --release -p redbloom-core --lib measure_windowed_build -- --ignored
+/// --nocapture`: the windowed build against the one-pass build it replaced, at 1 % on 1M
+/// and 10M item keys, each build in a process of its own (this test run again:
+/// `SF_MEASURE_ONE`), alternately, five rounds: peak extra memory (VmHWM over that of the
+/// keys alone) against the filter, CPU time, the same bytes. `SF_MEASURE_ITEMS=100000000`:
+/// 10^8 items instead, two rounds (the one-pass build takes ~4 GB).
+#[test]
+#[ignore = "measurement: memory and speed of the windowed build against the one-pass"]
+fn measure_windowed_build() {
+    if let Ok(one) = std::env::var("SF_MEASURE_ONE") {
+        let (variant, n) = one.split_once(':').expect("variant:items");
+        let n: u64 = n.parse().expect("items");
+        let keys = keys_of("item:", n);
+        let before = peak_resident();
+        let cpu = thread_cpu_secs();
+        let f = if variant == "windowed" {
+            build(keys, 0.01, u64::MAX).unwrap()
+        } else {
+            super::banding_tests::build_one_pass(&keys, 0.01).unwrap()
+        };
+        let cpu = thread_cpu_secs() - cpu;
+        let extra = peak_resident().saturating_sub(before);
+        println!(
+            "MEASURED {extra} {cpu} {} {} {}",
+            f.mem_usage(),
+            f.checksum(),
+            f.seed()
+        );
+        return;
+    }
+    let (sizes, rounds) = match std::env::var("SF_MEASURE_ITEMS") {
+        Ok(n) => (vec![n.parse().expect("items")], 2),
+        Err(_) => (vec![1_000_000, 10_000_000], 5),
+    };
+    let run = |variant: &str, n: u64| -> (f64, f64, u64, u64, u64) {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "static_filter::ribbon_measures::measure_windowed_build",
+            ])
+            .args(["--ignored", "--nocapture", "--test-threads=1"])
+            .env("SF_MEASURE_ONE", format!("{variant}:{n}"))
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let line = text
+            .lines()
+            .find_map(|l| l.split_once("MEASURED ").map(|(_, m)| m));
+        let v: Vec<&str> = line.expect("a measure").split(' ').collect();
+        let int = |i: usize| v[i].parse::<u64>().unwrap();
+        (
+            v[0].parse().unwrap(),
+            v[1].parse().unwrap(),
+            int(2),
+            int(3),
+            int(4),
+        )
+    };
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    for n in sizes {
+        let (mut mem, mut speed, mut ratio) = ([vec![], vec![]], [vec![], vec![]], vec![]);
+        let (mut size, mut seed) = (0, 0);
+        for round in 0..rounds {
+            let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+            let mut cpu = [0.0; 2];
+            let mut sums = [0; 2];
+            for v in order {
+                let (extra, secs, bytes, sum, s) = run(["windowed", "one-pass"][v], n);
+                (size, seed) = (bytes, s);
+                mem[v].push(extra / bytes as f64);
+                speed[v].push(n as f64 / secs / 1e6);
+                (cpu[v], sums[v]) = (secs, sum);
+            }
+            assert_eq!(sums[0], sums[1], "the same filter");
+            ratio.push(cpu[0] / cpu[1]);
+        }
+        eprintln!(
+            "{n} items at 1 % ({size} bytes, seed {seed}): peak extra memory windowed {:.2}x the filter \
+             (one-pass {:.2}x); CPU windowed {:.2}M items/s, one-pass {:.2}M; CPU time \
+             windowed ÷ one-pass median {:.2} (min {:.2}, max {:.2}); the same bytes",
+            median(mem[0].clone()),
+            median(mem[1].clone()),
+            median(speed[0].clone()),
+            median(speed[1].clone()),
+            median(ratio.clone()),
+            ratio.iter().copied().fold(f64::MAX, f64::min),
+            ratio.iter().copied().fold(0.0, f64::max),
+        );
+    }
+}
