@@ -251,16 +251,13 @@ impl Partition {
     /// Adds `slot` at the end of mini-bucket `q`, widening the partition if it needs to.
     pub fn insert(&mut self, q: usize, slot: u64) {
         let need = slot_len(slot).map_or(0, |l| l + 1);
-        if need > u32::from(self.width) {
-            let mut all = self.decode();
-            let at = all.partition_point(|&(b, _)| usize::from(b) <= q);
-            all.insert(at, (q as u16, slot));
-            *self = Partition::encode(&all);
-            return;
-        }
         let (first, n) = self.run(q);
         let idx = first + n;
         let w = u32::from(self.width);
+        if need > w {
+            self.insert_wider(q, idx, slot, need);
+            return;
+        }
         let old_bits = self.bitmap_bits() + self.entries as usize * w as usize;
         self.resize(old_bits + 1 + w as usize);
         let slot_pos = self.bitmap_bits() + idx * w as usize;
@@ -270,6 +267,33 @@ impl Partition {
         shift_up(&mut self.words, bit_pos, 1);
         set_bits(&mut self.words, bit_pos, 1, 1);
         self.entries += 1;
+    }
+
+    /// [`Self::insert`] of a slot `need` bits wide, wider than the partition's slots, as
+    /// entry `idx` (the end of mini-bucket `q`'s run): the bits [`Self::encode`] would
+    /// make of the entries with the new one, rewritten in place in one pass. Every
+    /// partition takes this path once per level (its first entry of the new generation
+    /// has a longer fingerprint), so after a level change it runs for most inserts: it
+    /// moves each slot once instead of decoding and re-encoding the whole partition.
+    fn insert_wider(&mut self, q: usize, idx: usize, slot: u64, need: u32) {
+        let (w, w2) = (u32::from(self.width), need);
+        let m = self.entries as usize;
+        let base = BUCKETS + m + 1; // the slots' start once the bitmap has its new bit
+        self.resize(base + (m + 1) * w2 as usize);
+        // The new bitmap bit; everything above it, the old slots included, moves up by one.
+        shift_up(&mut self.words, idx + q, 1);
+        set_bits(&mut self.words, idx + q, 1, 1);
+        // Each old slot to its wider place, from the last: a slot's new place is at or
+        // above its old one, so no slot is overwritten before it has moved, and every bit
+        // from `base` to the end is written.
+        for i in (0..m).rev() {
+            let s = get_bits(&self.words, base + i * w as usize, w);
+            let j = if i >= idx { i + 1 } else { i };
+            set_bits(&mut self.words, base + j * w2 as usize, w2, s);
+        }
+        set_bits(&mut self.words, base + idx * w2 as usize, w2, slot);
+        self.entries += 1;
+        self.width = w2 as u8;
     }
 
     /// Removes entry `idx` of mini-bucket `q` (an entry index from [`Self::run`]),
