@@ -15,8 +15,8 @@
 //! with its wall-clock time, how many commands took over 1 ms and 5 ms, the longest
 //! round trip of a PING sent every millisecond on a second connection (the stall another
 //! client sees; paced, so that it does not take a core from the server), the load average
-//! and the host's steal. Target: XF's longest command ≤ 5 ms. `STALL_SERVER_NICE=-10`
-//! runs the server's main thread at a higher priority than the machine's other work.
+//! and the host's steal. Target: XF's longest command ≤ 5 ms. `STALL_SERVER_PRIORITY`
+//! (`-10`, or `fifo`) runs the server's main thread ahead of the machine's other work.
 
 use super::{Server, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -96,11 +96,12 @@ fn int(v: &Value) -> i64 {
     }
 }
 
-/// `STALL_SERVER_NICE`: the nice value the server's main thread runs at (e.g. `-10`, as
-/// root), so that the other processes of a shared machine seldom preempt it — what a
-/// server on a core of its own would see; `None` (the default) leaves it at the bench's.
-fn server_nice() -> Option<String> {
-    std::env::var("STALL_SERVER_NICE")
+/// `STALL_SERVER_PRIORITY`: a nice value for the server's main thread (e.g. `-10`), or
+/// `fifo` (the real-time class, priority 1, which no ordinary process preempts: what a
+/// server on a core of its own sees); both need root. `None` (the default) leaves it at
+/// the bench's priority.
+fn server_priority() -> Option<String> {
+    std::env::var("STALL_SERVER_PRIORITY")
         .ok()
         .filter(|v| !v.is_empty())
 }
@@ -148,16 +149,19 @@ fn grow(
     (_, create, fill, with_items): (&str, &str, &str, bool),
 ) -> Growth {
     let server = Server::start(module);
-    if let Some(nice) = server_nice() {
-        let done = std::process::Command::new("renice")
-            .args(["-n", &nice, "-p", &server.pid().to_string()])
+    if let Some(priority) = server_priority() {
+        let pid = server.pid().to_string();
+        let (tool, args) = if priority == "fifo" {
+            ("chrt", ["-f", "-p", "1", pid.as_str()])
+        } else {
+            ("renice", ["-n", priority.as_str(), "-p", pid.as_str()])
+        };
+        let done = std::process::Command::new(tool)
+            .args(args)
             .stdout(std::process::Stdio::null())
             .status()
-            .expect("renice");
-        assert!(
-            done.success(),
-            "renice -n {nice} (a negative value needs root)"
-        );
+            .expect(tool);
+        assert!(done.success(), "{tool} {args:?} (needs root)");
     }
     let mut conn = server.conn();
     conn.ok(&format!("CONFIG SET slowlog-log-slower-than {SLOWLOG_US}"));
@@ -318,8 +322,8 @@ pub fn run(module: &str, rounds: usize, only: &str) {
         if !filter.0.contains(only) {
             continue;
         }
-        let nice = server_nice().map_or(String::new(), |n| format!(" (server at nice {n})"));
-        println!("growth to {items} items: {}{nice}", filter.0);
+        let priority = server_priority().map_or(String::new(), |p| format!(" (server: {p})"));
+        println!("growth to {items} items: {}{priority}", filter.0);
         let samples: Vec<Growth> = (0..rounds)
             .map(|r| {
                 let g = grow(module, items, filter);
