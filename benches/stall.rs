@@ -28,12 +28,14 @@
 //! is blocked (the main thread's share is the fork, INFO's `latest_fork_usec`, printed
 //! beside it, then reading the filter back and storing it).
 //!
-//! Then the growth of a filter past 10M items by MADD ×100: the longest command of the
-//! expandable filter beside the auto-grown BF and the grown CF (`stall/expandable.rs`).
+//! Then the growth of a filter past 10M items (`STALL_XF_ITEMS`) by MADD ×100: the longest
+//! command of the expandable filter beside the auto-grown BF and the grown CF, each
+//! command's CPU time and run-queue wait (`stall/expandable.rs`).
 //!
-//! `make bench-stall` (or `cargo bench --bench stall`). `REDBLOOM_MODULE` overrides the
-//! module under test, `REDBLOOM_SERVER` the server binary, `STALL_ONLY` keeps the workloads
-//! whose name contains it.
+//! `make bench-stall` (or `cargo bench --bench stall`). The module under test is the cdylib
+//! cargo built beside this binary (`deps/libredbloom.so`: as fresh as the sources), or
+//! `REDBLOOM_MODULE`; `REDBLOOM_SERVER` names the server binary, `STALL_ONLY` keeps the
+//! workloads whose name contains it.
 
 #[path = "stall/expandable.rs"]
 mod expandable;
