@@ -205,11 +205,11 @@ impl Server {
     }
 
     /// The main thread's time on a CPU and its time waiting in the run queue so far, in
-    /// nanoseconds (the scheduler's account, /proc/<pid>/task/<pid>/schedstat; a vCPU's
-    /// time taken by the host is in neither). The account of a running thread is brought
+    /// nanoseconds, and how many times it was put on a CPU (the scheduler's account,
+    /// /proc/<pid>/task/<pid>/schedstat; a vCPU's time taken by the host is in none). The account of a running thread is brought
     /// up to date only at a timer tick or when it stops, so it is read once the thread is
     /// asleep (waiting for clients): read while it runs, it could miss a whole command.
-    fn main_thread(&self) -> (u64, u64) {
+    fn main_thread(&self) -> (u64, u64, u64) {
         let pid = self.pid();
         for _ in 0..10_000 {
             let stat =
@@ -225,7 +225,11 @@ impl Server {
         let mut fields = stat
             .split(' ')
             .map(|f| f.trim().parse::<u64>().expect("schedstat"));
-        (fields.next().unwrap(), fields.next().unwrap())
+        (
+            fields.next().unwrap(),
+            fields.next().unwrap(),
+            fields.next().unwrap(),
+        )
     }
 
     fn rss_bytes(&self) -> u64 {

@@ -10,7 +10,8 @@
 //! it the main thread's CPU time and its run-queue wait (the scheduler's account, read
 //! while the thread sleeps: exact to a few microseconds; a vCPU's time taken by the host
 //! is in neither). A command's wall-clock time beyond its CPU time is waiting: in the
-//! run queue (another process had the core) or for the host (steal, on a VM). Per round:
+//! run queue (another process had the core), asleep (the thread was put on a CPU more
+//! than once), or for the host (steal, on a VM: neither run nor queued). Per round:
 //! the longest command with its CPU and run-queue wait, the command with the most CPU
 //! with its wall-clock time, how many commands took over 1 ms and 5 ms, the longest
 //! round trip of a PING sent every millisecond on a second connection (the stall another
@@ -52,12 +53,14 @@ const BATCH: u64 = 100;
 const SLOWLOG_US: u64 = 500;
 
 /// One command's account: main-thread CPU, run-queue wait, and the wall-clock time the
-/// client waited for the reply (nanoseconds).
+/// client waited for the reply (nanoseconds); the times the thread was put on a CPU (1
+/// when it ran the command in one go: more when it slept or was preempted meanwhile).
 #[derive(Clone, Copy, Default)]
 struct Account {
     cpu: u64,
     queued: u64,
     round_trip: u64,
+    runs: u64,
 }
 
 struct Growth {
@@ -185,7 +188,7 @@ fn grow(
     };
     let (load_start, steal_start) = (load_average(), steal());
     let started = Instant::now();
-    let (cpu_start, _) = server.main_thread();
+    let (cpu_start, _, _) = server.main_thread();
     let commands = items.div_ceil(BATCH) as usize;
     let mut accounts = Vec::with_capacity(commands);
     let mut args: Vec<Vec<u8>> = Vec::new();
@@ -198,20 +201,21 @@ fn grow(
         }
         args.extend((0..BATCH).map(|j| format!("g:{}", batch * BATCH + j).into_bytes()));
         let refs: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
-        let (cpu, queued) = server.main_thread();
+        let (cpu, queued, runs) = server.main_thread();
         let sent = Instant::now();
         if let Value::Error(e) = conn.call(&refs) {
             panic!("{fill}: {e}");
         }
         let round_trip = sent.elapsed().as_nanos() as u64;
-        let (cpu_after, queued_after) = server.main_thread();
+        let (cpu_after, queued_after, runs_after) = server.main_thread();
         accounts.push(Account {
             cpu: cpu_after - cpu,
             queued: queued_after - queued,
             round_trip,
+            runs: runs_after - runs,
         });
     }
-    let (cpu_end, _) = server.main_thread();
+    let (cpu_end, _, _) = server.main_thread();
     let wall = started.elapsed();
     let load_end = load_average();
     let steal = steal().saturating_sub(steal_start);
@@ -268,10 +272,12 @@ fn print_round(round: usize, g: &Growth) {
         Some(i) => {
             let a = g.accounts[i];
             format!(
-                "longest command {:.2} ms (command {i}: CPU {:.2} ms, run-queue wait {:.2} ms)",
+                "longest command {:.2} ms (command {i}: CPU {:.2} ms, run-queue wait {:.2} ms, \
+                 put on a CPU {} times)",
                 g.longest.as_secs_f64() * 1e3,
                 ms(a.cpu),
-                ms(a.queued)
+                ms(a.queued),
+                a.runs
             )
         }
         None => format!("no command over {SLOWLOG_US} µs"),
