@@ -413,6 +413,36 @@ mod tests {
     }
 
     #[test]
+    fn widening_in_place_gives_the_bytes_encode_gives() {
+        // A partition about to split (512 entries of 9-bit fingerprints), then an entry one
+        // or several bits longer at the start, in the middle and at the end.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut base: Vec<(u16, u64)> = (0..512)
+            .map(|_| {
+                let r = next();
+                ((r >> 56) as u16, make_slot(r, 9))
+            })
+            .collect();
+        base.sort_by_key(|&(q, _)| q);
+        for (q, len) in [(0usize, 10), (1, 10), (100, 17), (255, 10), (255, 40)] {
+            let mut p = Partition::encode(&base);
+            let slot = make_slot(next(), len);
+            p.insert(q, slot);
+            let mut model = base.clone();
+            let at = model.partition_point(|&(b, _)| usize::from(b) <= q);
+            model.insert(at, (q as u16, slot));
+            model_check(&p, &model);
+            assert_eq!(p.width(), len + 1);
+        }
+    }
+
+    #[test]
     fn select_finds_the_kth_set_bit() {
         for x in [1u64, u64::MAX, 0x8000_0000_0000_0001, 0xf0f0_0f0f_1234_8001] {
             let ones: Vec<u32> = (0..64).filter(|&i| x >> i & 1 == 1).collect();
