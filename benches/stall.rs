@@ -28,12 +28,14 @@
 //! is blocked (the main thread's share is the fork, INFO's `latest_fork_usec`, printed
 //! beside it, then reading the filter back and storing it).
 //!
-//! Then the growth of a filter past 10M items by MADD ×100: the longest command of the
-//! expandable filter beside the auto-grown BF and the grown CF (`stall/expandable.rs`).
+//! Then the growth of a filter past 10M items (`STALL_XF_ITEMS`) by MADD ×100: the longest
+//! command of the expandable filter beside the auto-grown BF and the grown CF, each
+//! command's CPU time and run-queue wait (`stall/expandable.rs`).
 //!
-//! `make bench-stall` (or `cargo bench --bench stall`). `REDBLOOM_MODULE` overrides the
-//! module under test, `REDBLOOM_SERVER` the server binary, `STALL_ONLY` keeps the workloads
-//! whose name contains it.
+//! `make bench-stall` (or `cargo bench --bench stall`). The module under test is the cdylib
+//! cargo built beside this binary (`deps/libredbloom.so`: as fresh as the sources), or
+//! `REDBLOOM_MODULE`; `REDBLOOM_SERVER` names the server binary, `STALL_ONLY` keeps the
+//! workloads whose name contains it.
 
 #[path = "stall/expandable.rs"]
 mod expandable;
@@ -197,12 +199,37 @@ impl Server {
         Conn::open(self.port).expect("connect")
     }
 
-    /// The main thread's time on a CPU so far, in nanoseconds.
+    /// The main thread's time on a CPU so far, in nanoseconds (see [`Self::main_thread`]).
     fn main_thread_ns(&self) -> u64 {
+        self.main_thread().0
+    }
+
+    /// The main thread's time on a CPU and its time waiting in the run queue so far, in
+    /// nanoseconds, and how many times it was put on a CPU (the scheduler's account,
+    /// /proc/<pid>/task/<pid>/schedstat; a vCPU's time taken by the host is in none). The account of a running thread is brought
+    /// up to date only at a timer tick or when it stops, so it is read once the thread is
+    /// asleep (waiting for clients): read while it runs, it could miss a whole command.
+    fn main_thread(&self) -> (u64, u64, u64) {
         let pid = self.pid();
+        for _ in 0..10_000 {
+            let stat =
+                std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/stat")).expect("stat");
+            // The state follows the command name, which is in parentheses.
+            let state = stat.rsplit(')').next().unwrap_or_default().trim_start();
+            if state.starts_with('S') {
+                break;
+            }
+        }
         let stat = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/schedstat"))
             .expect("schedstat");
-        stat.split(' ').next().unwrap().parse().expect("run time")
+        let mut fields = stat
+            .split(' ')
+            .map(|f| f.trim().parse::<u64>().expect("schedstat"));
+        (
+            fields.next().unwrap(),
+            fields.next().unwrap(),
+            fields.next().unwrap(),
+        )
     }
 
     fn rss_bytes(&self) -> u64 {
@@ -694,14 +721,10 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(3)
         .max(1);
-    let module = std::env::var("REDBLOOM_MODULE").unwrap_or_else(|_| {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/target/release/libredbloom.so");
-        assert!(
-            std::path::Path::new(path).exists(),
-            "{path} is missing: `cargo build --release` first (make bench-stall does)"
-        );
-        path.to_string()
-    });
+    // `REDBLOOM_MODULE`, else the cdylib `cargo bench` built with this binary (in its
+    // `deps/` folder: always as fresh as the bench; `target/release/libredbloom.so` is
+    // only as fresh as the last `cargo build --release`).
+    let module = support::module_path().display().to_string();
     let reference = std::env::var("REFERENCE_MODULE")
         .ok()
         .filter(|p| !p.is_empty());

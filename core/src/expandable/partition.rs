@@ -251,16 +251,13 @@ impl Partition {
     /// Adds `slot` at the end of mini-bucket `q`, widening the partition if it needs to.
     pub fn insert(&mut self, q: usize, slot: u64) {
         let need = slot_len(slot).map_or(0, |l| l + 1);
-        if need > u32::from(self.width) {
-            let mut all = self.decode();
-            let at = all.partition_point(|&(b, _)| usize::from(b) <= q);
-            all.insert(at, (q as u16, slot));
-            *self = Partition::encode(&all);
-            return;
-        }
         let (first, n) = self.run(q);
         let idx = first + n;
         let w = u32::from(self.width);
+        if need > w {
+            self.insert_wider(q, idx, slot, need);
+            return;
+        }
         let old_bits = self.bitmap_bits() + self.entries as usize * w as usize;
         self.resize(old_bits + 1 + w as usize);
         let slot_pos = self.bitmap_bits() + idx * w as usize;
@@ -270,6 +267,33 @@ impl Partition {
         shift_up(&mut self.words, bit_pos, 1);
         set_bits(&mut self.words, bit_pos, 1, 1);
         self.entries += 1;
+    }
+
+    /// [`Self::insert`] of a slot `need` bits wide, wider than the partition's slots, as
+    /// entry `idx` (the end of mini-bucket `q`'s run): the bits [`Self::encode`] would
+    /// make of the entries with the new one, rewritten in place in one pass. Every
+    /// partition takes this path once per level (its first entry of the new generation
+    /// has a longer fingerprint), so after a level change it runs for most inserts: it
+    /// moves each slot once instead of decoding and re-encoding the whole partition.
+    fn insert_wider(&mut self, q: usize, idx: usize, slot: u64, need: u32) {
+        let (w, w2) = (u32::from(self.width), need);
+        let m = self.entries as usize;
+        let base = BUCKETS + m + 1; // the slots' start once the bitmap has its new bit
+        self.resize(base + (m + 1) * w2 as usize);
+        // The new bitmap bit; everything above it, the old slots included, moves up by one.
+        shift_up(&mut self.words, idx + q, 1);
+        set_bits(&mut self.words, idx + q, 1, 1);
+        // Each old slot to its wider place, from the last: a slot's new place is at or
+        // above its old one, so no slot is overwritten before it has moved, and every bit
+        // from `base` to the end is written.
+        for i in (0..m).rev() {
+            let s = get_bits(&self.words, base + i * w as usize, w);
+            let j = if i >= idx { i + 1 } else { i };
+            set_bits(&mut self.words, base + j * w2 as usize, w2, s);
+        }
+        set_bits(&mut self.words, base + idx * w2 as usize, w2, slot);
+        self.entries += 1;
+        self.width = w2 as u8;
     }
 
     /// Removes entry `idx` of mini-bucket `q` (an entry index from [`Self::run`]),
@@ -405,6 +429,36 @@ mod tests {
                 p.insert(q, slot);
             }
             model_check(&p, &model);
+        }
+    }
+
+    #[test]
+    fn widening_in_place_gives_the_bytes_encode_gives() {
+        // A partition about to split (512 entries of 9-bit fingerprints), then an entry one
+        // or several bits longer at the start, in the middle and at the end.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut base: Vec<(u16, u64)> = (0..512)
+            .map(|_| {
+                let r = next();
+                ((r >> 56) as u16, make_slot(r, 9))
+            })
+            .collect();
+        base.sort_by_key(|&(q, _)| q);
+        for (q, len) in [(0usize, 10), (1, 10), (100, 17), (255, 10), (255, 40)] {
+            let mut p = Partition::encode(&base);
+            let slot = make_slot(next(), len);
+            p.insert(q, slot);
+            let mut model = base.clone();
+            let at = model.partition_point(|&(b, _)| usize::from(b) <= q);
+            model.insert(at, (q as u16, slot));
+            model_check(&p, &model);
+            assert_eq!(p.width(), len + 1);
         }
     }
 
