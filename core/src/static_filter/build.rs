@@ -9,6 +9,7 @@
 //! key is peeled, fingerprints are assigned in reverse peeling order. A peel that stalls
 //! (a cycle in the 3-hypergraph) retries with the next seed.
 
+use super::bumped::Bumped;
 use super::ribbon::{self, Ribbon};
 use super::{fingerprint, mix, Layout, StaticFilter, FIRST_SEED, MAX_ATTEMPTS, MAX_BITS};
 use super::{MAX_ITEMS, MAX_SEGMENT_LENGTH, SF_OVERHEAD};
@@ -104,9 +105,13 @@ pub fn ribbon_bits_for(error: f64) -> Option<u32> {
 pub enum Encoding {
     /// Encoding 1's 3-wise binary fuse filter (⌈log2(1/ε)⌉-bit fingerprints).
     Fuse,
-    /// The ribbon filter (fractional result bits): the default.
+    /// Encoding 3: a ribbon filter (fractional result bits) with little room and its
+    /// bumped keys kept aside ([`super::bumped`]): the default, `ENCODING RIBBON`.
     #[default]
     Ribbon,
+    /// Encoding 2's standard ribbon filter (right-hand sides: fingerprints); loads still
+    /// answer, builds of it are for comparisons.
+    StandardRibbon,
 }
 
 /// Why a filter could not be built.
@@ -151,14 +156,23 @@ pub fn build_with(
 ) -> Result<StaticFilter, BuildError> {
     match encoding {
         Encoding::Fuse => build_fuse(keys, error, max_bytes),
-        Encoding::Ribbon => build_ribbon(keys, error, max_bytes),
+        Encoding::Ribbon => build_ribbon(keys, error, max_bytes, true),
+        Encoding::StandardRibbon => build_ribbon(keys, error, max_bytes, false),
     }
 }
 
 /// The ribbon filter of `keys`: the hashes under the attempt's seed, sorted and made
 /// distinct, solved; an inconsistent system retries with the next seed (and, every fourth
-/// attempt, more slots). The size depends on the number of distinct keys alone.
-fn build_ribbon(keys: Vec<u64>, error: f64, max_bytes: u64) -> Result<StaticFilter, BuildError> {
+/// attempt, more slots). The size depends on the number of distinct keys alone. A
+/// build of encoding 3 (`bumping`) keeps the inconsistent keys aside instead: its first
+/// seed works unless over one key in 64 is bumped (an adversarial set), when the next is
+/// tried (the last attempt keeps what it gets).
+fn build_ribbon(
+    keys: Vec<u64>,
+    error: f64,
+    max_bytes: u64,
+    bumping: bool,
+) -> Result<StaticFilter, BuildError> {
     let bits = ribbon_bits_for(error).ok_or(BuildError::BadErrorRate)?;
     let mut hashes: Vec<u64> = zeroed(keys.len() as u64)?;
     for attempt in 0..MAX_ATTEMPTS {
@@ -171,13 +185,41 @@ fn build_ribbon(keys: Vec<u64>, error: f64, max_bytes: u64) -> Result<StaticFilt
         if items > MAX_ITEMS {
             return Err(BuildError::TooManyItems);
         }
-        let layout = Ribbon::for_items(items, attempt, bits, error);
+        let layout = if bumping {
+            Bumped::ribbon_for(items, bits, error)
+        } else {
+            Ribbon::for_items(items, attempt, bits, error)
+        };
         let data_len = layout.data_len(bits).ok_or(BuildError::TooLarge)?;
         if SF_OVERHEAD.saturating_add(data_len) > max_bytes {
             return Err(BuildError::TooLarge);
         }
-        if let Some(data) = ribbon::solve(&hashes, &layout, bits, data_len)? {
-            let layout = Layout::Ribbon(layout);
+        let mut bumped = Vec::new();
+        let out = bumping.then_some(&mut bumped);
+        if let Some(data) = ribbon::solve(&hashes, &layout, bits, data_len, out)? {
+            let layout = if bumping {
+                let many = (bumped.len() as u64).saturating_mul(64) > items.max(64);
+                if many && attempt + 1 < MAX_ATTEMPTS {
+                    continue;
+                }
+                let b = Bumped {
+                    ribbon: layout,
+                    bumped: bumped.len() as u64,
+                };
+                let total = b.data_len(bits).ok_or(BuildError::TooLarge)?;
+                if SF_OVERHEAD.saturating_add(total) > max_bytes {
+                    return Err(BuildError::TooLarge);
+                }
+                let mut data = data;
+                let mut rest = crate::zeroed_bytes(total - data_len)?;
+                b.write_rest(&bumped, &mut rest);
+                data.try_reserve_exact(rest.len())
+                    .map_err(|_| OutOfMemory)?;
+                data.extend_from_slice(&rest);
+                return Ok(finish(seed, items, bits, error, Layout::Bumped(b), data));
+            } else {
+                Layout::Ribbon(layout)
+            };
             let checksum = StaticFilter::checksum_of(seed, items, bits, error, layout, &data);
             return Ok(StaticFilter {
                 seed,
@@ -311,4 +353,26 @@ fn pack(fingerprints: &[u32], bits: u32, data_len: u64) -> Result<Vec<u8>, OutOf
         word.copy_from_slice(&(acc as u64).to_le_bytes());
     }
     Ok(data)
+}
+
+/// The filter of its fields and data, with its checksum.
+fn finish(
+    seed: u64,
+    items: u64,
+    bits: u32,
+    error: f64,
+    layout: Layout,
+    data: Vec<u8>,
+) -> StaticFilter {
+    let checksum = StaticFilter::checksum_of(seed, items, bits, error, layout, &data);
+    StaticFilter {
+        seed,
+        items,
+        bits,
+        error,
+        layout,
+        data,
+        pending: 0,
+        checksum,
+    }
 }

@@ -227,12 +227,15 @@ pub(crate) fn window_bytes(layout: &Ribbon, r: u32, h: u64) -> (usize, usize) {
 }
 
 /// The solution of the sorted, distinct hashes' equations, or `None` when two are
-/// inconsistent (the caller retries with another seed).
+/// inconsistent (the caller retries with another seed). With `bumped`, a key whose
+/// equation is inconsistent with those before it is left out instead and its hash
+/// pushed there (encoding 3 keeps those keys aside): the solution is then always found.
 pub(crate) fn solve(
     hashes: &[u64],
     layout: &Ribbon,
     r: u32,
     data_len: u64,
+    mut bumped: Option<&mut Vec<u64>>,
 ) -> Result<Option<Vec<u8>>, BuildError> {
     let slots = layout.slots();
     let mut coeffs: Vec<u128> = zeroed(slots)?;
@@ -253,7 +256,13 @@ pub(crate) fn solve(
             f ^= rhs[at];
             if c == 0 {
                 if f != 0 {
-                    return Ok(None);
+                    match bumped.as_deref_mut() {
+                        Some(out) => out
+                            .try_reserve(1)
+                            .map(|()| out.push(h))
+                            .map_err(|_| OutOfMemory)?,
+                        None => return Ok(None),
+                    }
                 }
                 break;
             }
