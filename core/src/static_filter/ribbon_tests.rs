@@ -410,7 +410,7 @@ fn inconsistent_keys_are_bumped_and_found() {
     );
     assert_eq!(f.guaranteed_error(), b.ribbon.error_rate(f.bits()));
     let fp = fp_rate(&f, 2_000_000);
-    assert!(fp <= 1.3e-4 && fp >= 0.7e-4, "{fp}");
+    assert!((0.7e-4..=1.3e-4).contains(&fp), "{fp}");
     // The same keys under encoding 2 need more room and no list.
     let standard = build_with(keys, 0.0001, u64::MAX, Encoding::StandardRibbon).unwrap();
     assert!(standard.mem_usage() > f.mem_usage());
