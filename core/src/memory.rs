@@ -18,6 +18,17 @@ pub fn zeroed_bytes(len: u64) -> Result<Vec<u8>, OutOfMemory> {
     bytemuck::allocation::try_zeroed_vec(len).map_err(|()| OutOfMemory)
 }
 
+/// `len` zero bytes in a vector with room for `room` more (so that appending them does not
+/// move it).
+pub fn zeroed_bytes_with_room(len: u64, room: u64) -> Result<Vec<u8>, OutOfMemory> {
+    let total =
+        usize::try_from(len.checked_add(room).ok_or(OutOfMemory)?).map_err(|_| OutOfMemory)?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(total).map_err(|_| OutOfMemory)?;
+    v.resize(len as usize, 0);
+    Ok(v)
+}
+
 /// The memory ceiling a filter must stay under when it grows, asked for only then: a
 /// plain `u64`, or a value that finds it out when needed (in the server, whether the
 /// write comes from the master decides it, and asking the server has a cost that most

@@ -46,7 +46,7 @@ pub fn sf_dump(data: &[u8]) {
 /// [lookups].
 pub fn sf_rdb(data: &[u8]) {
     let mut input = Input::new(data);
-    let encver = i32::from(input.u8().unwrap_or(0) % 4) - 1;
+    let encver = i32::from(input.u8().unwrap_or(0) % 5) - 1;
     let mut fields = fields_from(&mut input.split());
     let Some(filter) = rdb::load_static(&mut fields, encver) else {
         return;
@@ -62,16 +62,22 @@ pub(crate) mod tests {
     use redbloom_core::static_filter::{build_with, Encoding};
     use std::path::Path;
 
-    /// Seeds 0–3: binary fuse filters (RDB encoding 1); 4–7: ribbon filters (encoding 2).
-    const SEEDS: usize = 8;
+    /// Seeds 0–3: binary fuse filters (RDB encoding 1); 4–7: ribbon filters (encoding 2);
+    /// 8–11: encoding 3 (seed 11: 12,000 items at 0.3, 50 of them bumped).
+    const SEEDS: usize = 12;
 
     fn filters() -> Vec<StaticFilter> {
-        [Encoding::Fuse, Encoding::Ribbon]
+        [Encoding::Fuse, Encoding::StandardRibbon, Encoding::Ribbon]
             .iter()
             .flat_map(|&encoding| {
-                [(0u64, 0.1), (3, 0.01), (40, 1e-3), (200, 1e-5)]
-                    .iter()
-                    .map(move |&(n, error)| {
+                let last = if encoding == Encoding::Ribbon {
+                    (12_000, 0.3)
+                } else {
+                    (200, 1e-5)
+                };
+                [(0u64, 0.1), (3, 0.01), (40, 1e-3), last]
+                    .into_iter()
+                    .map(move |(n, error)| {
                         let keys = (0..n)
                             .map(|i| item_key(format!("i{i}").as_bytes()))
                             .collect();
@@ -89,7 +95,7 @@ pub(crate) mod tests {
         for i in 0..SEEDS {
             let seed = std::fs::read(dir.join("sf_rdb").join(format!("seed{i}"))).unwrap();
             let mut input = Input::new(&seed);
-            let encver = i32::from(input.u8().unwrap() % 4) - 1;
+            let encver = i32::from(input.u8().unwrap() % 5) - 1;
             let mut fields = fields_from(&mut input.split());
             assert!(
                 rdb::load_static(&mut fields, encver).is_some(),
@@ -120,12 +126,14 @@ pub(crate) mod tests {
             write("sf_dump", &format!("seed{i}"), &seed);
             let mut fields = Fields::default();
             rdb::save_static(&filter, &mut fields);
-            // The encoding byte: 2 is encoding 1 (untagged), 3 encoding 2.
-            let encver = if filter.encoding() == Encoding::Fuse {
-                assert_eq!(fields.fields.remove(0), Field::Unsigned(1));
-                2
-            } else {
-                3
+            // The encoding byte: 2 is encoding 1 (untagged), 3 encoding 2, 4 encoding 3.
+            let encver = match filter.encoding() {
+                Encoding::Fuse => {
+                    assert_eq!(fields.fields.remove(0), Field::Unsigned(1));
+                    2
+                }
+                Encoding::StandardRibbon => 3,
+                Encoding::Ribbon => 4,
             };
             write(
                 "sf_rdb",

@@ -253,7 +253,8 @@ pub fn info(ctx: &Context, args: &Args) -> RedisResult {
 
 /// SF.DEBUG key — the filter's items, then its construction: fingerprint bits (a ribbon's
 /// lower column count), requested error rate, seed, segments (a ribbon: `encoding:ribbon`,
-/// blocks, blocks of `bits` columns), slots, bytes, bytes still to load.
+/// blocks, blocks of `bits` columns; encoding 3: `encoding:ribbon3`, the same and the
+/// bumped keys), slots, bytes, bytes still to load.
 pub fn debug(ctx: &Context, args: &Args) -> RedisResult {
     if args.len() != 2 {
         return Err(RedisError::WrongArity);
@@ -268,6 +269,10 @@ pub fn debug(ctx: &Context, args: &Args) -> RedisResult {
         Layout::Ribbon(r) => format!(
             "encoding:ribbon blocks:{} lower_blocks:{}",
             r.blocks, r.lower_blocks
+        ),
+        Layout::Bumped(b) => format!(
+            "encoding:ribbon3 blocks:{} lower_blocks:{} bumped:{}",
+            b.ribbon.blocks, b.ribbon.lower_blocks, b.bumped
         ),
     };
     Ok(RedisValue::Array(vec![

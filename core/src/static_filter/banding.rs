@@ -11,10 +11,12 @@
 //!   carried in from the window below are inserted first (in the order they left it), then
 //!   the keys starting in the window; an equation moving past the window's top is carried
 //!   to the next. The equations carried into each window are saved (a few dozen). An
-//!   inconsistent equation ends the solve (the caller retries).
+//!   inconsistent equation ends the solve (the caller retries), or, when the caller keeps
+//!   such keys aside (encoding 3's bumping), its key's hash is listed and it is left out.
 //! - **Phase B**, windows from the last: the window's rows are rebuilt by replaying its
 //!   saved carried-in equations and its keys in the same order (equations leaving it are
-//!   dropped: Phase A took them up), then the window's slots are back-substituted, last
+//!   dropped: Phase A took them up; an inconsistent one vanishes again, as in phase A),
+//!   then the window's slots are back-substituted, last
 //!   first, from the solution bits of the 127 slots above (the window above, done before).
 //!
 //! Every slot receives the same equations in the same order as one pass over all keys
@@ -73,11 +75,14 @@ const CARRIED: u64 = 64;
 /// Bytes of a slot's row: coefficients and right-hand side.
 const ROW_BYTES: u64 = 16 + 4;
 
-/// An equation moving into a window from below: its slot, row and right-hand side.
+/// An equation moving into a window from below: its slot (below 2^32: a filter has at most
+/// [`super::MAX_ITEMS`] keys), row and right-hand side, and its key's hash (listed if the
+/// equation turns out inconsistent). 32 bytes.
 #[derive(Debug, Clone, Copy)]
 struct Carried {
     coeff: u128,
-    at: u64,
+    h: u64,
+    at: u32,
     rhs: u32,
 }
 
@@ -113,6 +118,7 @@ impl Window {
     #[inline]
     fn insert(
         &mut self,
+        h: u64,
         mut at: u64,
         mut c: u128,
         mut f: u32,
@@ -125,7 +131,8 @@ impl Window {
                     out.try_reserve(1).map_err(|_| OutOfMemory)?;
                     out.push(Carried {
                         coeff: c,
-                        at,
+                        h,
+                        at: at as u32,
                         rhs: f,
                     });
                 }
@@ -148,16 +155,20 @@ impl Window {
     }
 }
 
-/// The solution of the sorted, distinct hashes' equations under `system`, or `None` when
-/// two are inconsistent (the caller retries with another seed).
+/// The solution of the sorted, distinct hashes' equations under `system`, written into
+/// `data` (zeroed, the layout's length for `r`; its capacity is the caller's), or `None` when
+/// two are inconsistent (the caller retries with another seed). With `bumped`, a key whose
+/// equation is inconsistent with those before it is left out instead and its hash listed
+/// there (ascending): the solution is then always found.
 pub(crate) fn solve<S: System>(
     hashes: &[u64],
     layout: &Ribbon,
     r: u32,
-    data_len: u64,
+    data: Vec<u8>,
     system: &S,
+    bumped: Option<&mut Vec<u64>>,
 ) -> Result<Option<Vec<u8>>, BuildError> {
-    solve_in(hashes, layout, r, data_len, system, WINDOW_SLOTS)
+    solve_in(hashes, layout, r, data, system, WINDOW_SLOTS, bumped)
 }
 
 /// [`solve`] in windows of `window_slots` slots (a multiple of [`COEFF_BITS`]).
@@ -165,9 +176,10 @@ pub(super) fn solve_in<S: System>(
     hashes: &[u64],
     layout: &Ribbon,
     r: u32,
-    data_len: u64,
+    mut data: Vec<u8>,
     system: &S,
     window_slots: u64,
+    mut bumped: Option<&mut Vec<u64>>,
 ) -> Result<Option<Vec<u8>>, BuildError> {
     debug_assert!(window_slots > 0 && window_slots.is_multiple_of(COEFF_BITS));
     let slots = layout.slots();
@@ -199,8 +211,9 @@ pub(super) fn solve_in<S: System>(
             .map_err(|_| OutOfMemory)?;
         saved.carried.extend_from_slice(&carried);
         for c in carried.drain(..) {
-            let Carried { at, coeff, rhs } = c;
-            if !window.insert(at, coeff, rhs, Some(&mut leaving))? {
+            let Carried { coeff, h, at, rhs } = c;
+            let at = u64::from(at);
+            if !window.insert(h, at, coeff, rhs, Some(&mut leaving))? && !bump(&mut bumped, h)? {
                 return Ok(None);
             }
         }
@@ -209,7 +222,7 @@ pub(super) fn solve_in<S: System>(
             if start >= hi {
                 break;
             }
-            if !window.insert(start, coeff, rhs, Some(&mut leaving))? {
+            if !window.insert(h, start, coeff, rhs, Some(&mut leaving))? && !bump(&mut bumped, h)? {
                 return Ok(None);
             }
             k += 1;
@@ -220,8 +233,12 @@ pub(super) fn solve_in<S: System>(
     saved.first_key.push(k);
     saved.first_carried.push(saved.carried.len());
     drop((carried, leaving));
+    // An equation carried across a window is found inconsistent after keys of higher hash
+    // in the window it left.
+    if let Some(list) = bumped {
+        list.sort_unstable();
+    }
 
-    let mut data = crate::zeroed_bytes(data_len)?;
     // Per column, the solution bits of the 127 slots after the current one (bit 0: the
     // next slot).
     let mut after = [0u128; MAX_COLUMNS as usize + 1];
@@ -237,6 +254,17 @@ pub(super) fn solve_in<S: System>(
         }
     }
     Ok(Some(data))
+}
+
+/// Lists the hash of a key whose equation is inconsistent, when the caller keeps such keys
+/// (`true`); `false` when it does not (the solve fails).
+fn bump(bumped: &mut Option<&mut Vec<u64>>, h: u64) -> Result<bool, OutOfMemory> {
+    let Some(list) = bumped.as_deref_mut() else {
+        return Ok(false);
+    };
+    list.try_reserve(1).map_err(|_| OutOfMemory)?;
+    list.push(h);
+    Ok(true)
 }
 
 /// What phase A keeps for phase B: the equations carried into each window, and where each
@@ -257,14 +285,13 @@ impl Saved {
         hashes: &[u64],
         key: &impl Fn(u64) -> (u64, u128, u32),
     ) -> Result<(), OutOfMemory> {
+        // An inconsistent equation (a bumped key's) changes no row, as in phase A.
         for c in &self.carried[self.first_carried[w]..self.first_carried[w + 1]] {
-            let consistent = window.insert(c.at, c.coeff, c.rhs, None)?;
-            debug_assert!(consistent, "replayed as in phase A");
+            window.insert(c.h, u64::from(c.at), c.coeff, c.rhs, None)?;
         }
         for &h in &hashes[self.first_key[w]..self.first_key[w + 1]] {
             let (start, coeff, rhs) = key(h);
-            let consistent = window.insert(start, coeff, rhs, None)?;
-            debug_assert!(consistent, "replayed as in phase A");
+            window.insert(h, start, coeff, rhs, None)?;
         }
         Ok(())
     }

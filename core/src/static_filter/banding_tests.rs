@@ -10,12 +10,14 @@ use crate::memory::OutOfMemory;
 use proptest::prelude::*;
 
 /// The one-pass solve (the build before the windows): every slot's row in memory, then
-/// back substitution from the last slot.
+/// back substitution from the last slot; with `bumped`, an inconsistent key's hash is
+/// listed there and the key left out.
 pub(super) fn solve_one_pass(
     hashes: &[u64],
     layout: &Ribbon,
     r: u32,
     data_len: u64,
+    mut bumped: Option<&mut Vec<u64>>,
 ) -> Result<Option<Vec<u8>>, BuildError> {
     let slots = layout.slots();
     let mut coeffs: Vec<u128> = zeroed(slots)?;
@@ -36,7 +38,10 @@ pub(super) fn solve_one_pass(
             f ^= rhs[at];
             if c == 0 {
                 if f != 0 {
-                    return Ok(None);
+                    match bumped.as_deref_mut() {
+                        Some(list) => list.push(h),
+                        None => return Ok(None),
+                    }
                 }
                 break;
             }
@@ -78,8 +83,9 @@ fn zeroed<T: bytemuck::Zeroable>(len: u64) -> Result<Vec<T>, OutOfMemory> {
     bytemuck::allocation::try_zeroed_vec(len).map_err(|()| OutOfMemory)
 }
 
-/// The build before the windows: the keys hashed into a copy, sorted, solved in one pass.
-pub(super) fn build_one_pass(keys: &[u64], error: f64) -> Option<StaticFilter> {
+/// The build before the windows: the keys hashed into a copy, sorted, solved in one pass
+/// (with `bumping`, encoding 3's: little room, the inconsistent keys listed).
+pub(super) fn build_one_pass(keys: &[u64], error: f64, bumping: bool) -> Option<StaticFilter> {
     let bits = build::ribbon_bits_for(error)?;
     let mut hashes = vec![0u64; keys.len()];
     for attempt in 0..MAX_ATTEMPTS {
@@ -91,9 +97,38 @@ pub(super) fn build_one_pass(keys: &[u64], error: f64) -> Option<StaticFilter> {
         hashes.sort_unstable();
         hashes.dedup();
         let items = hashes.len() as u64;
+        if bumping {
+            let layout = Bumped::ribbon_for(items, bits, error);
+            let data_len = layout.data_len(bits)?;
+            let mut list = Vec::new();
+            let mut data =
+                solve_one_pass(&hashes, &layout, bits, data_len, Some(&mut list)).ok()??;
+            if list.len() as u64 * 64 > items.max(64) && attempt + 1 < MAX_ATTEMPTS {
+                continue;
+            }
+            let b = Bumped {
+                ribbon: layout,
+                bumped: list.len() as u64,
+            };
+            let mut rest = vec![0; (b.data_len(bits)? - data_len) as usize];
+            b.write_rest(&list, &mut rest);
+            data.extend_from_slice(&rest);
+            let layout = Layout::Bumped(b);
+            let checksum = StaticFilter::checksum_of(seed, items, bits, error, layout, &data);
+            return Some(StaticFilter {
+                seed,
+                items,
+                bits,
+                error,
+                layout,
+                data,
+                pending: 0,
+                checksum,
+            });
+        }
         let layout = Ribbon::for_items(items, attempt, bits, error);
         let data_len = layout.data_len(bits)?;
-        if let Some(data) = solve_one_pass(&hashes, &layout, bits, data_len).ok()? {
+        if let Some(data) = solve_one_pass(&hashes, &layout, bits, data_len, None).ok()? {
             let layout = Layout::Ribbon(layout);
             let checksum = StaticFilter::checksum_of(seed, items, bits, error, layout, &data);
             return Some(StaticFilter {
@@ -123,8 +158,9 @@ fn hashes_of(prefix: &str, n: u64) -> Vec<u64> {
 /// the system is consistent, and its solution.
 fn same_as_one_pass(hashes: &[u64], layout: &Ribbon, r: u32, window: u64) -> bool {
     let len = layout.data_len(r).unwrap();
-    let expected = solve_one_pass(hashes, layout, r, len).unwrap();
-    let got = solve_in(hashes, layout, r, len, &Fingerprints, window).unwrap();
+    let expected = solve_one_pass(hashes, layout, r, len, None).unwrap();
+    let data = crate::zeroed_bytes(len).unwrap();
+    let got = solve_in(hashes, layout, r, data, &Fingerprints, window, None).unwrap();
     assert!(
         got == expected,
         "{} keys, {layout:?}, r {r}, window {window}: {}",
@@ -249,21 +285,30 @@ fn builds_are_those_of_the_one_pass_build() {
                 continue;
             }
             let keys = keys_of("k", n);
-            let built = build(keys.clone(), error, u64::MAX).unwrap();
-            assert!(
-                built == build_one_pass(&keys, error).unwrap(),
-                "{n} {error}"
-            );
+            for (encoding, bumping) in [(Encoding::StandardRibbon, false), (Encoding::Ribbon, true)]
+            {
+                let built = build_with(keys.clone(), error, u64::MAX, encoding).unwrap();
+                assert!(
+                    built == build_one_pass(&keys, error, bumping).unwrap(),
+                    "{n} {error} {encoding:?}"
+                );
+            }
         }
     }
     // Duplicates, and the first seed failing.
     let mut keys = keys_of("d", 3);
     keys.extend_from_within(..);
-    assert!(build(keys.clone(), 0.01, u64::MAX).unwrap() == build_one_pass(&keys, 0.01).unwrap());
+    let standard = |keys: &Vec<u64>| {
+        build_with(keys.clone(), 0.01, u64::MAX, Encoding::StandardRibbon).unwrap()
+    };
+    assert!(standard(&keys) == build_one_pass(&keys, 0.01, false).unwrap());
+    assert!(
+        build(keys.clone(), 0.01, u64::MAX).unwrap() == build_one_pass(&keys, 0.01, true).unwrap()
+    );
     let keys = keys_of("s28:", 50_000);
-    let retried = build(keys.clone(), 0.01, u64::MAX).unwrap();
+    let retried = standard(&keys);
     assert_eq!(retried.seed(), FIRST_SEED + 1);
-    assert!(retried == build_one_pass(&keys, 0.01).unwrap());
+    assert!(retried == build_one_pass(&keys, 0.01, false).unwrap());
 }
 
 /// A caller's system: right-hand sides 0, free slots from a pattern.
@@ -302,7 +347,8 @@ fn the_caller_chooses_right_hand_sides_and_free_values() {
     let hashes = hashes_of("h", 3000);
     let layout = Ribbon::for_items(hashes.len() as u64, 0, 6, 0.01);
     let len = layout.data_len(6).unwrap();
-    let data = solve_in(&hashes, &layout, 6, len, &Homogeneous, 256)
+    let zeroed = || crate::zeroed_bytes(len).unwrap();
+    let data = solve_in(&hashes, &layout, 6, zeroed(), &Homogeneous, 256, None)
         .unwrap()
         .expect("a homogeneous system is consistent");
     assert!(data.iter().any(|&b| b != 0), "free slots hold the pattern");
@@ -312,20 +358,66 @@ fn the_caller_chooses_right_hand_sides_and_free_values() {
         assert_eq!(left_side(&layout, 6, &data, &e, columns), 0);
     }
     // The same windows for any window size.
-    let whole = banding::solve(&hashes, &layout, 6, len, &Homogeneous).unwrap();
+    let whole = banding::solve(&hashes, &layout, 6, zeroed(), &Homogeneous, None).unwrap();
     assert_eq!(whole, Some(data));
 }
 
 #[test]
 fn working_memory_is_a_window_and_its_crossings() {
-    // A window's rows (20 bytes a slot), and under a quarter byte an item in all.
+    // A window's rows (20 bytes a slot), and under a quarter byte an item in all (encoding
+    // 3: under half a byte, its list of bumped keys counted at the most a first seed
+    // accepts, one key in 64, in a vector that doubles).
     let window = WINDOW_SLOTS * 20;
     // 1000 items: at most 11 blocks (the last attempt's), one window, one boundary.
-    assert_eq!(working_bytes(1000, Encoding::Ribbon), 11 * 128 * 20 + 2064);
-    let ten_million = working_bytes(10_000_000, Encoding::Ribbon);
+    assert_eq!(
+        working_bytes(1000, Encoding::StandardRibbon),
+        11 * 128 * 20 + 2064
+    );
+    // Encoding 3: fewer slots (8 blocks), and its list of bumped keys (16 × 16 bytes).
+    assert_eq!(
+        working_bytes(1000, Encoding::Ribbon),
+        8 * 128 * 20 + 2064 + 16 * 16
+    );
+    let ten_million = working_bytes(10_000_000, Encoding::StandardRibbon);
     assert!(
         ten_million > window && ten_million < 10_000_000 / 4,
         "{ten_million}"
     );
+    let ten_million = working_bytes(10_000_000, Encoding::Ribbon);
+    assert!(
+        ten_million > window && ten_million < 10_000_000 / 2,
+        "{ten_million}"
+    );
     assert_eq!(working_bytes(1000, Encoding::Fuse), 37_000);
+}
+
+/// Encoding 3's little room: in windows of any size, the windowed solve bumps the keys the
+/// one-pass solve bumps (an equation carried across windows included) and solves alike.
+#[test]
+fn windows_bump_the_keys_one_pass_bumps() {
+    for (prefix, r) in [("bump", 7u32), ("bumped", 14)] {
+        let hashes = hashes_of(prefix, 200_000);
+        let n = hashes.len();
+        let layout = Bumped::ribbon_for(hashes.len() as u64, r, 0.01);
+        let len = layout.data_len(r).unwrap();
+        let mut expected = Vec::new();
+        let one_pass = solve_one_pass(&hashes, &layout, r, len, Some(&mut expected)).unwrap();
+        assert!(!expected.is_empty(), "{n}: some keys are bumped");
+        for window in [256, 1024, WINDOW_SLOTS] {
+            let mut got = Vec::new();
+            let data = crate::zeroed_bytes(len).unwrap();
+            let windowed = solve_in(
+                &hashes,
+                &layout,
+                r,
+                data,
+                &Fingerprints,
+                window,
+                Some(&mut got),
+            )
+            .unwrap();
+            assert!(windowed == one_pass, "{n} keys, window {window}");
+            assert_eq!(got, expected, "{n} keys, window {window}");
+        }
+    }
 }

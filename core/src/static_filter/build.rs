@@ -10,6 +10,7 @@
 //! (a cycle in the 3-hypergraph) retries with the next seed.
 
 use super::banding::{self, Fingerprints};
+use super::bumped::Bumped;
 use super::ribbon::Ribbon;
 use super::{fingerprint, mix, unmix, Layout, StaticFilter, FIRST_SEED, MAX_ATTEMPTS, MAX_BITS};
 use super::{MAX_ITEMS, MAX_SEGMENT_LENGTH, SF_OVERHEAD};
@@ -105,9 +106,13 @@ pub fn ribbon_bits_for(error: f64) -> Option<u32> {
 pub enum Encoding {
     /// Encoding 1's 3-wise binary fuse filter (⌈log2(1/ε)⌉-bit fingerprints).
     Fuse,
-    /// The ribbon filter (fractional result bits): the default.
+    /// Encoding 3: a ribbon filter (fractional result bits) with little room and its
+    /// bumped keys kept aside ([`super::bumped`]): the default, `ENCODING RIBBON`.
     #[default]
     Ribbon,
+    /// Encoding 2's standard ribbon filter (right-hand sides: fingerprints); loads still
+    /// answer, builds of it are for comparisons.
+    StandardRibbon,
 }
 
 /// Why a filter could not be built.
@@ -152,7 +157,8 @@ pub fn build_with(
 ) -> Result<StaticFilter, BuildError> {
     match encoding {
         Encoding::Fuse => build_fuse(keys, error, max_bytes),
-        Encoding::Ribbon => build_ribbon(keys, error, max_bytes),
+        Encoding::Ribbon => build_ribbon(keys, error, max_bytes, true),
+        Encoding::StandardRibbon => build_ribbon(keys, error, max_bytes, false),
     }
 }
 
@@ -165,9 +171,15 @@ pub fn working_bytes(items: u64, encoding: Encoding) -> u64 {
         Encoding::Fuse => items.saturating_mul(FUSE_BYTES_PER_ITEM),
         // The keys are hashed and sorted where they are: only the rows of a window and the
         // equations crossing windows (the most slots any attempt takes).
-        Encoding::Ribbon => {
+        Encoding::StandardRibbon => {
             let items = items.min(MAX_ITEMS);
             banding::working_bytes(Ribbon::for_items(items, MAX_ATTEMPTS - 1, 1, 0.25).slots())
+        }
+        // The same, and the list of bumped keys (at most one in 64, a vector that doubles).
+        Encoding::Ribbon => {
+            let items = items.min(MAX_ITEMS);
+            let slots = Bumped::ribbon_for(items, 1, 0.25).slots();
+            banding::working_bytes(slots) + (items / 64 + 1) * 16
         }
     }
 }
@@ -179,7 +191,15 @@ const FUSE_BYTES_PER_ITEM: u64 = 37;
 /// sorted and made distinct, solved; an inconsistent system retries with the next seed
 /// (the hashes unmixed back to the keys and mixed again; every fourth attempt also gives
 /// more slots). The size depends on the number of distinct keys alone.
-fn build_ribbon(keys: Vec<u64>, error: f64, max_bytes: u64) -> Result<StaticFilter, BuildError> {
+/// A build of encoding 3 (`bumping`) keeps the inconsistent keys aside instead: its first
+/// seed works unless over one key in 64 is bumped (an adversarial set), when the next is
+/// tried (the last attempt keeps what it gets).
+fn build_ribbon(
+    keys: Vec<u64>,
+    error: f64,
+    max_bytes: u64,
+    bumping: bool,
+) -> Result<StaticFilter, BuildError> {
     let bits = ribbon_bits_for(error).ok_or(BuildError::BadErrorRate)?;
     let mut hashes = keys;
     for attempt in 0..MAX_ATTEMPTS {
@@ -199,25 +219,64 @@ fn build_ribbon(keys: Vec<u64>, error: f64, max_bytes: u64) -> Result<StaticFilt
         if items > MAX_ITEMS {
             return Err(BuildError::TooManyItems);
         }
-        let layout = Ribbon::for_items(items, attempt, bits, error);
+        let layout = if bumping {
+            Bumped::ribbon_for(items, bits, error)
+        } else {
+            Ribbon::for_items(items, attempt, bits, error)
+        };
         let data_len = layout.data_len(bits).ok_or(BuildError::TooLarge)?;
         if SF_OVERHEAD.saturating_add(data_len) > max_bytes {
             return Err(BuildError::TooLarge);
         }
-        if let Some(data) = banding::solve(&hashes, &layout, bits, data_len, &Fingerprints)? {
-            let layout = Layout::Ribbon(layout);
-            let checksum = StaticFilter::checksum_of(seed, items, bits, error, layout, &data);
-            return Ok(StaticFilter {
+        // Encoding 3's bitmap and bumped hashes follow the ribbon's words: room for them
+        // (up to the one key in 64 a first attempt accepts) is reserved now, so that
+        // appending them never moves the filter (a copy would double the build's memory).
+        let room = if bumping {
+            let most = Bumped {
+                ribbon: layout,
+                bumped: items / 64 + 1,
+            };
+            most.data_len(bits).ok_or(BuildError::TooLarge)? - data_len
+        } else {
+            0
+        };
+        let data = crate::memory::zeroed_bytes_with_room(data_len, room)?;
+        let mut bumped = Vec::new();
+        let out = bumping.then_some(&mut bumped);
+        let Some(mut data) = banding::solve(&hashes, &layout, bits, data, &Fingerprints, out)?
+        else {
+            continue;
+        };
+        if !bumping {
+            return Ok(finish(
                 seed,
                 items,
                 bits,
                 error,
-                layout,
+                Layout::Ribbon(layout),
                 data,
-                pending: 0,
-                checksum,
-            });
+            ));
         }
+        let many = (bumped.len() as u64).saturating_mul(64) > items.max(64);
+        if many && attempt + 1 < MAX_ATTEMPTS {
+            continue;
+        }
+        let b = Bumped {
+            ribbon: layout,
+            bumped: bumped.len() as u64,
+        };
+        let total = b.data_len(bits).ok_or(BuildError::TooLarge)?;
+        if SF_OVERHEAD.saturating_add(total) > max_bytes {
+            return Err(BuildError::TooLarge);
+        }
+        let mut rest = crate::zeroed_bytes(total - data_len)?;
+        b.write_rest(&bumped, &mut rest);
+        data.try_reserve_exact(rest.len())
+            .map_err(|_| OutOfMemory)?;
+        data.extend_from_slice(&rest);
+        // The unused room is given back (in place: a shrink does not move).
+        data.shrink_to_fit();
+        return Ok(finish(seed, items, bits, error, Layout::Bumped(b), data));
     }
     Err(BuildError::Unpeelable)
 }
@@ -339,4 +398,26 @@ fn pack(fingerprints: &[u32], bits: u32, data_len: u64) -> Result<Vec<u8>, OutOf
         word.copy_from_slice(&(acc as u64).to_le_bytes());
     }
     Ok(data)
+}
+
+/// The filter of its fields and data, with its checksum.
+fn finish(
+    seed: u64,
+    items: u64,
+    bits: u32,
+    error: f64,
+    layout: Layout,
+    data: Vec<u8>,
+) -> StaticFilter {
+    let checksum = StaticFilter::checksum_of(seed, items, bits, error, layout, &data);
+    StaticFilter {
+        seed,
+        items,
+        bits,
+        error,
+        layout,
+        data,
+        pending: 0,
+        checksum,
+    }
 }

@@ -27,12 +27,16 @@
 //! | 40 | 8 | blocks with `r` columns |
 //! | 48 | 8 | checksum of the fields and the data |
 //!
+//! Encoding 3's header (a ribbon with bumped keys), 64 bytes: the ribbon's with the magic
+//! `SF03` and, between the blocks with `r` columns and the checksum, the number of
+//! bumped keys (8 bytes).
+//!
 //! Loading is all-or-nothing for the data: the header makes a filter that answers no
 //! item (it is incomplete); chunks must come in order, each exactly where the previous
 //! one ended; the chunk that completes the data is accepted only if the checksum of the
 //! whole filter matches, and a refused chunk changes nothing.
 
-use super::{Layout, Ribbon, Shape, StaticFilter};
+use super::{Bumped, Layout, Ribbon, Shape, StaticFilter};
 use crate::bloom::dump::{chunk_of, DumpError, MAX_CHUNK};
 use crate::le_reader::Reader;
 use xxhash_rust::xxh3::Xxh3;
@@ -43,22 +47,27 @@ pub const HEADER_LEN: usize = 52;
 /// The first four bytes of a ribbon filter's header.
 pub const RIBBON_MAGIC: &[u8; 4] = b"SF02";
 pub const RIBBON_HEADER_LEN: usize = 56;
+/// The first four bytes of encoding 3's header.
+pub const BUMPED_MAGIC: &[u8; 4] = b"SF03";
+pub const BUMPED_HEADER_LEN: usize = 64;
 
 /// The length of the header that starts with `magic` (its first four bytes), if known.
 pub fn header_len(magic: &[u8]) -> Option<usize> {
     match magic.get(..4)? {
         m if m == MAGIC => Some(HEADER_LEN),
         m if m == RIBBON_MAGIC => Some(RIBBON_HEADER_LEN),
+        m if m == BUMPED_MAGIC => Some(BUMPED_HEADER_LEN),
         _ => None,
     }
 }
 
 /// The header SCANDUMP returns for iterator 0.
 pub fn header(filter: &StaticFilter) -> Vec<u8> {
-    let mut out = Vec::with_capacity(RIBBON_HEADER_LEN);
+    let mut out = Vec::with_capacity(BUMPED_HEADER_LEN);
     out.extend_from_slice(match filter.layout {
         Layout::Fuse(_) => MAGIC,
         Layout::Ribbon(_) => RIBBON_MAGIC,
+        Layout::Bumped(_) => BUMPED_MAGIC,
     });
     out.extend_from_slice(&filter.seed.to_le_bytes());
     out.extend_from_slice(&filter.items.to_le_bytes());
@@ -72,6 +81,11 @@ pub fn header(filter: &StaticFilter) -> Vec<u8> {
         Layout::Ribbon(r) => {
             out.extend_from_slice(&r.blocks.to_le_bytes());
             out.extend_from_slice(&r.lower_blocks.to_le_bytes());
+        }
+        Layout::Bumped(b) => {
+            out.extend_from_slice(&b.ribbon.blocks.to_le_bytes());
+            out.extend_from_slice(&b.ribbon.lower_blocks.to_le_bytes());
+            out.extend_from_slice(&b.bumped.to_le_bytes());
         }
     }
     out.extend_from_slice(&filter.checksum.to_le_bytes());
@@ -101,9 +115,10 @@ pub fn load_sequence(filter: &StaticFilter) -> Vec<(i64, Vec<u8>)> {
 /// malformed header, one [`StaticFilter::from_parts`] refuses, or one whose filter would
 /// exceed `max_bytes` or cannot be allocated is `BadData`.
 pub fn filter_from_header(data: &[u8], max_bytes: u64) -> Result<StaticFilter, DumpError> {
-    let ribbon = match data.get(..4) {
-        Some(m) if m == MAGIC && data.len() == HEADER_LEN => false,
-        Some(m) if m == RIBBON_MAGIC && data.len() == RIBBON_HEADER_LEN => true,
+    let magic = match data.get(..4) {
+        Some(m) if m == MAGIC && data.len() == HEADER_LEN => MAGIC,
+        Some(m) if m == RIBBON_MAGIC && data.len() == RIBBON_HEADER_LEN => RIBBON_MAGIC,
+        Some(m) if m == BUMPED_MAGIC && data.len() == BUMPED_HEADER_LEN => BUMPED_MAGIC,
         _ => return Err(DumpError::BadData),
     };
     let mut fields = Reader(&data[4..]);
@@ -111,19 +126,27 @@ pub fn filter_from_header(data: &[u8], max_bytes: u64) -> Result<StaticFilter, D
     let items = fields.u64();
     let bits = fields.u32();
     let error = fields.f64();
-    let layout = if ribbon {
-        Layout::Ribbon(Ribbon {
-            blocks: fields.u64(),
-            lower_blocks: fields.u64(),
-        })
-    } else {
+    let layout = if magic == MAGIC {
         Layout::Fuse(Shape {
             segment_length: fields.u32(),
             segment_count: fields.u64(),
         })
+    } else {
+        let r = Ribbon {
+            blocks: fields.u64(),
+            lower_blocks: fields.u64(),
+        };
+        if magic == RIBBON_MAGIC {
+            Layout::Ribbon(r)
+        } else {
+            Layout::Bumped(Bumped {
+                ribbon: r,
+                bumped: fields.u64(),
+            })
+        }
     };
     let checksum = fields.u64();
-    if !(1..=super::MAX_BITS).contains(&bits) || !layout.is_consistent(bits, error) {
+    if !(1..=super::MAX_BITS).contains(&bits) || !layout.is_consistent(bits, error, items) {
         return Err(DumpError::BadData);
     }
     let len = layout.data_len(bits).ok_or(DumpError::BadData)?;

@@ -34,6 +34,7 @@ mod banding;
 #[cfg(test)]
 mod banding_tests;
 pub mod build;
+pub mod bumped;
 pub mod dump;
 mod health;
 pub mod rdb;
@@ -43,11 +44,14 @@ mod ribbon_measures;
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 mod ribbon_query;
 #[cfg(test)]
+mod ribbon_room_measures;
+#[cfg(test)]
 mod ribbon_tests;
 #[cfg(test)]
 mod tests;
 
 pub use build::{bits_for, build, build_with, working_bytes, BuildError, Encoding, Shape};
+pub use bumped::Bumped;
 pub use ribbon::Ribbon;
 
 use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
@@ -111,6 +115,7 @@ impl StaticFilter {
         match self.layout {
             Layout::Fuse(_) => (-f64::from(self.bits)).exp2(),
             Layout::Ribbon(r) => r.error_rate(self.bits),
+            Layout::Bumped(b) => b.ribbon.error_rate(self.bits),
         }
     }
     pub fn layout(&self) -> Layout {
@@ -120,7 +125,8 @@ impl StaticFilter {
     pub fn encoding(&self) -> Encoding {
         match self.layout {
             Layout::Fuse(_) => Encoding::Fuse,
-            Layout::Ribbon(_) => Encoding::Ribbon,
+            Layout::Ribbon(_) => Encoding::StandardRibbon,
+            Layout::Bumped(_) => Encoding::Ribbon,
         }
     }
     /// Slots (rows) of the structure.
@@ -172,6 +178,7 @@ impl StaticFilter {
                 (fingerprint(h, self.bits) ^ self.slot(a) ^ self.slot(b) ^ self.slot(c)) == 0
             }
             Layout::Ribbon(r) => ribbon_contains(r, self.bits, &self.data, h),
+            Layout::Bumped(b) => self.bumped_contains(b, h),
         }
     }
 
@@ -186,7 +193,7 @@ impl StaticFilter {
         }
         let shape = match &self.layout {
             Layout::Fuse(shape) => *shape,
-            Layout::Ribbon(r) => {
+            Layout::Ribbon(r) | Layout::Bumped(Bumped { ribbon: r, .. }) => {
                 // A rolling window: the key `AHEAD` places on is requested while this one
                 // is answered, so its lines have arrived by its turn.
                 const AHEAD: usize = RIBBON_AHEAD;
@@ -202,12 +209,11 @@ impl StaticFilter {
                     if let Some(&ahead) = keys.get(i + AHEAD) {
                         request(ahead);
                     }
-                    each(ribbon_contains(
-                        r,
-                        self.bits,
-                        &self.data,
-                        mix(key, self.seed),
-                    ));
+                    let h = mix(key, self.seed);
+                    each(match &self.layout {
+                        Layout::Bumped(b) => self.bumped_contains(b, h),
+                        _ => ribbon_contains(r, self.bits, &self.data, h),
+                    });
                 }
                 return;
             }
@@ -226,6 +232,15 @@ impl StaticFilter {
                 each((fingerprint(h, self.bits) ^ self.slot(a) ^ self.slot(b) ^ self.slot(c)) == 0);
             }
         }
+    }
+
+    /// Encoding 3's lookup: the ribbon, then (when it fails) the bumped keys.
+    #[inline]
+    fn bumped_contains(&self, b: &Bumped, h: u64) -> bool {
+        let (ribbon, rest) = self
+            .data
+            .split_at(b.ribbon_len(self.bits).unwrap_or(0) as usize);
+        ribbon_contains(&b.ribbon, self.bits, ribbon, h) || b.holds(rest, h)
     }
 
     fn word(&self, w: usize) -> u64 {
@@ -277,10 +292,10 @@ impl StaticFilter {
         // `bits_for` is `None` outside (0, 0.5) and past 32 bits.
         let bits_ok = match layout {
             Layout::Fuse(_) => bits_for(error) == Some(bits),
-            Layout::Ribbon(_) => build::ribbon_bits_for(error) == Some(bits),
+            Layout::Ribbon(_) | Layout::Bumped(_) => build::ribbon_bits_for(error) == Some(bits),
         };
         let fields_ok = bits_ok
-            && layout.is_consistent(bits, error)
+            && layout.is_consistent(bits, error, items)
             && items <= layout.slots().min(MAX_ITEMS)
             && layout.data_len(bits) == Some(data.len() as u64)
             && pending <= data.len() as u64;
@@ -357,11 +372,13 @@ impl StaticFilter {
 }
 
 /// The checksum's seed: XXH3 of every field (a fuse filter's as encoding 1 had them; a
-/// ribbon's after the tag `R2`).
+/// ribbon's after the tag `R2`; encoding 3's after `R3`, with the bumped count last).
 fn params_hash(seed: u64, items: u64, bits: u32, error: f64, layout: Layout) -> u64 {
     let mut p = Vec::with_capacity(54);
-    if let Layout::Ribbon(_) = layout {
-        p.extend_from_slice(b"R2");
+    match layout {
+        Layout::Fuse(_) => {}
+        Layout::Ribbon(_) => p.extend_from_slice(b"R2"),
+        Layout::Bumped(_) => p.extend_from_slice(b"R3"),
     }
     p.extend_from_slice(&seed.to_le_bytes());
     p.extend_from_slice(&items.to_le_bytes());
@@ -376,6 +393,11 @@ fn params_hash(seed: u64, items: u64, bits: u32, error: f64, layout: Layout) -> 
             p.extend_from_slice(&r.blocks.to_le_bytes());
             p.extend_from_slice(&r.lower_blocks.to_le_bytes());
         }
+        Layout::Bumped(b) => {
+            p.extend_from_slice(&b.ribbon.blocks.to_le_bytes());
+            p.extend_from_slice(&b.ribbon.lower_blocks.to_le_bytes());
+            p.extend_from_slice(&b.bumped.to_le_bytes());
+        }
     }
     xxh3_64(&p)
 }
@@ -385,8 +407,10 @@ fn params_hash(seed: u64, items: u64, bits: u32, error: f64, layout: Layout) -> 
 pub enum Layout {
     /// Encoding 1's binary fuse filter.
     Fuse(Shape),
-    /// The ribbon filter (the default since encoding 2).
+    /// Encoding 2's standard ribbon filter (right-hand sides: fingerprints).
     Ribbon(Ribbon),
+    /// Encoding 3: a ribbon with little room and its bumped keys ([`bumped`]): the default.
+    Bumped(Bumped),
 }
 
 impl Layout {
@@ -394,6 +418,7 @@ impl Layout {
         match self {
             Layout::Fuse(s) => s.slots_len(),
             Layout::Ribbon(r) => r.slots(),
+            Layout::Bumped(b) => b.ribbon.slots(),
         }
     }
     /// Bytes of data for `bits`-bit fingerprints (`None` on overflow).
@@ -401,12 +426,15 @@ impl Layout {
         match self {
             Layout::Fuse(s) => Shape::data_len(s.slots_len(), bits),
             Layout::Ribbon(r) => r.data_len(bits),
+            Layout::Bumped(b) => b.data_len(bits),
         }
     }
-    pub fn is_consistent(&self, bits: u32, error: f64) -> bool {
+    /// A layout a build of `items` keys at `error` could make.
+    pub fn is_consistent(&self, bits: u32, error: f64, items: u64) -> bool {
         match self {
             Layout::Fuse(s) => s.is_consistent(),
             Layout::Ribbon(r) => r.is_consistent(bits, error),
+            Layout::Bumped(b) => b.is_consistent(items, bits, error),
         }
     }
 }

@@ -2,7 +2,7 @@
 //! near the bound, determinism, adversarial inputs, the encoding's persistence.
 
 use super::dump::{self, load_sequence};
-use super::rdb::{load_static, save_static, STATIC_ENCODING};
+use super::rdb::{self, load_static, save_static, STATIC_ENCODING};
 use super::*;
 use crate::rdb::Fields;
 use proptest::prelude::*;
@@ -84,6 +84,9 @@ fn memory_is_near_the_bound() {
     // log2(100) = 6.64; 7.0 asked of 1M and 10M items.
     assert!(f.bits_per_item() < 7.0, "{}", f.bits_per_item());
     assert_eq!(f.bits(), 6);
+    // log2(10^4) = 13.29; 13.7 asked (encoding 2 took 13.85).
+    let f = built(200_000, 0.0001);
+    assert!(f.bits_per_item() < 13.6, "{}", f.bits_per_item());
 }
 
 #[test]
@@ -136,7 +139,13 @@ fn the_smallest_sets_build_at_every_width() {
 fn an_inconsistent_system_retries_with_the_next_seed_and_more_room() {
     // Found by search: of the sets s0: .. s29: of 50,000 keys, this one alone fails at
     // the first seed.
-    let retried = build(keys_of("s28:", 50_000), 0.01, u64::MAX).unwrap();
+    let retried = build_with(
+        keys_of("s28:", 50_000),
+        0.01,
+        u64::MAX,
+        Encoding::StandardRibbon,
+    )
+    .unwrap();
     assert_eq!(retried.seed(), FIRST_SEED + 1);
     let Layout::Ribbon(layout) = retried.layout() else {
         panic!("a ribbon");
@@ -160,16 +169,33 @@ fn an_inconsistent_system_retries_with_the_next_seed_and_more_room() {
 
 #[test]
 fn rdb_and_scandump_round_trip_and_refuse_damage() {
-    for (n, error) in [(0u64, 0.01), (1, 0.2), (3000, 1e-4), (1000, 0.01)] {
-        let f = built(n, error);
+    let cases = [
+        (0u64, 0.01),
+        (1, 0.2),
+        (3000, 1e-4),
+        (1000, 0.01),
+        (20_000, 1e-4),
+    ];
+    for ((n, error), encoding) in cases
+        .into_iter()
+        .flat_map(|c| [(c, Encoding::Ribbon), (c, Encoding::StandardRibbon)])
+    {
+        let f = build_with(keys_of("item:", n), error, u64::MAX, encoding).unwrap();
         let mut fields = Fields::default();
         save_static(&f, &mut fields);
         assert_eq!(
             load_static(&mut fields.clone(), STATIC_ENCODING).as_ref(),
             Some(&f)
         );
-        // Under encoding 1 (no tag) the same fields are refused.
+        // Under encoding 1 (no tag) the same fields are refused, and encoding 3's under
+        // encoding 2; encoding 2's load under 2.
         assert_eq!(load_static(&mut fields.clone(), 1), None);
+        let under2 = load_static(&mut fields.clone(), rdb::TAGGED_ENCODING);
+        if encoding == Encoding::Ribbon {
+            assert_eq!(under2, None);
+        } else {
+            assert_eq!(under2.as_ref(), Some(&f));
+        }
         for i in 0..fields.fields.len() {
             let mut damaged = fields.clone();
             match &mut damaged.fields[i] {
@@ -185,7 +211,12 @@ fn rdb_and_scandump_round_trip_and_refuse_damage() {
             );
         }
         let seq = load_sequence(&f);
-        assert_eq!(&seq[0].1[..4], dump::RIBBON_MAGIC);
+        let magic = match encoding {
+            Encoding::Ribbon => dump::BUMPED_MAGIC,
+            _ => dump::RIBBON_MAGIC,
+        };
+        assert_eq!(&seq[0].1[..4], magic);
+        assert_eq!(dump::header_len(magic), Some(seq[0].1.len()));
         let mut loaded = dump::filter_from_header(&seq[0].1, u64::MAX).unwrap();
         for (iter, chunk) in &seq[1..] {
             dump::load_chunk(&mut loaded, *iter, chunk).unwrap();
@@ -194,11 +225,16 @@ fn rdb_and_scandump_round_trip_and_refuse_damage() {
         for byte in 4..seq[0].1.len() {
             let mut header = seq[0].1.clone();
             header[byte] ^= 0x10;
+            // Refused, or (a larger bumped count: more data than the chunks bring) never
+            // complete, so never answering.
             let refused = match dump::filter_from_header(&header, u64::MAX) {
                 Err(_) => true,
-                Ok(mut partial) => seq[1..]
-                    .iter()
-                    .any(|(iter, chunk)| dump::load_chunk(&mut partial, *iter, chunk).is_err()),
+                Ok(mut partial) => {
+                    seq[1..]
+                        .iter()
+                        .any(|(iter, chunk)| dump::load_chunk(&mut partial, *iter, chunk).is_err())
+                        || !partial.is_complete()
+                }
             };
             assert!(refused || seq.len() == 1, "header byte {byte}");
         }
@@ -213,6 +249,16 @@ fn a_hostile_header_never_over_allocates() {
     assert!(dump::filter_from_header(&header, 1 << 30).is_err());
     header[32..40].copy_from_slice(&(1u64 << 24).to_le_bytes());
     assert!(dump::filter_from_header(&header, 1 << 20).is_err());
+    // Encoding 3: more bumped keys than items.
+    let mut header = dump::header(&f);
+    assert_eq!(&header[..4], dump::BUMPED_MAGIC);
+    header[48..56].copy_from_slice(&(u64::MAX / 16).to_le_bytes());
+    assert!(dump::filter_from_header(&header, u64::MAX).is_err());
+    header[48..56].copy_from_slice(&11u64.to_le_bytes());
+    assert!(dump::filter_from_header(&header, u64::MAX).is_err());
+    header[48..56].copy_from_slice(&10u64.to_le_bytes());
+    let partial = dump::filter_from_header(&header, u64::MAX).unwrap();
+    assert_eq!(partial.data().len() as u64, partial.pending());
 }
 
 proptest! {
@@ -306,4 +352,84 @@ fn bit_sliced_lookups_answer_as_one_column_at_a_time() {
         matched > 1000 && matched < agreed / 2,
         "{matched} of {agreed}"
     );
+}
+
+/// The key whose hash under `seed` is `h` ([`mix`] inverted: its multipliers' inverses).
+fn unmix(h: u64, seed: u64) -> u64 {
+    let inverse = |a: u64| {
+        // Newton's iteration doubles the correct low bits: 3 → 96.
+        let mut x = a;
+        for _ in 0..5 {
+            x = x.wrapping_mul(2u64.wrapping_sub(a.wrapping_mul(x)));
+        }
+        x
+    };
+    let mut x = h ^ (h >> 33);
+    x = x.wrapping_mul(inverse(0xc4ce_b9fe_1a85_ec53));
+    x ^= x >> 33;
+    x = x.wrapping_mul(inverse(0xff51_afd7_ed55_8ccd));
+    x ^= x >> 33;
+    x.wrapping_sub(seed)
+}
+
+/// Encoding 3 keeps the keys whose equations are inconsistent aside: at the room it
+/// gives, some are bumped in 200,000 keys; each is found (the list), each other key by
+/// the ribbon; the bumped hashes ascend and their blocks are marked; the rate is the
+/// ribbon's.
+#[test]
+fn inconsistent_keys_are_bumped_and_found() {
+    let keys = keys_of("b", 200_000);
+    let f = build(keys.clone(), 0.0001, u64::MAX).unwrap();
+    let Layout::Bumped(b) = f.layout() else {
+        panic!("encoding 3");
+    };
+    assert_eq!(f.seed(), FIRST_SEED);
+    assert!(b.bumped > 50 && b.bumped < 600, "{}", b.bumped);
+    assert!(keys.iter().all(|&k| f.contains(k)));
+    let ribbon_len = b.ribbon_len(f.bits()).unwrap() as usize;
+    let (ribbon, rest) = f.data().split_at(ribbon_len);
+    let list: Vec<u64> = rest[b.bitmap_len() as usize..]
+        .chunks_exact(8)
+        .map(|w| u64::from_le_bytes(w.try_into().unwrap()))
+        .collect();
+    assert_eq!(list.len() as u64, b.bumped);
+    assert!(list.windows(2).all(|w| w[0] < w[1]));
+    let missed: Vec<u64> = keys
+        .iter()
+        .map(|&k| mix(k, f.seed()))
+        .filter(|&h| !ribbon::contains(&b.ribbon, f.bits(), ribbon, h))
+        .collect();
+    // Every bumped key's hash is listed (a bumped key may still meet the ribbon's check
+    // by chance, at 2^-13).
+    assert!(missed.iter().all(|h| list.binary_search(h).is_ok()));
+    assert!(
+        missed.len() as u64 + 1 >= b.bumped,
+        "{} {}",
+        missed.len(),
+        b.bumped
+    );
+    assert_eq!(f.guaranteed_error(), b.ribbon.error_rate(f.bits()));
+    let fp = fp_rate(&f, 2_000_000);
+    assert!((0.7e-4..=1.3e-4).contains(&fp), "{fp}");
+    // The same keys under encoding 2 need more room and no list.
+    let standard = build_with(keys, 0.0001, u64::MAX, Encoding::StandardRibbon).unwrap();
+    assert!(standard.mem_usage() > f.mem_usage());
+}
+
+/// A set whose hashes under the first seed all start in block 0 (crafted by inverting
+/// the hash) would bump most keys: the next seed is tried, and builds without trouble.
+#[test]
+fn an_adversarial_set_is_rebuilt_with_the_next_seed() {
+    let keys: Vec<u64> = (1..=2000u64).map(|i| unmix(i << 20, FIRST_SEED)).collect();
+    assert!(keys.iter().all(|&k| mix(k, FIRST_SEED) < 1 << 32));
+    let f = build(keys.clone(), 0.01, u64::MAX).unwrap();
+    assert_eq!(f.seed(), FIRST_SEED + 1);
+    let Layout::Bumped(b) = f.layout() else {
+        panic!("encoding 3");
+    };
+    assert!(b.bumped * 64 <= 2000, "{}", b.bumped);
+    assert!(keys.iter().all(|&k| f.contains(k)));
+    // Under encoding 2 the first seed fails (inconsistent) and another one works.
+    let standard = build_with(keys, 0.01, u64::MAX, Encoding::StandardRibbon).unwrap();
+    assert!(standard.seed() > FIRST_SEED);
 }

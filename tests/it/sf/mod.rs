@@ -4,6 +4,7 @@
 mod commands;
 mod defrag;
 mod encoding1;
+mod encoding2;
 mod from_changes;
 mod from_child;
 mod from_slices;
