@@ -95,18 +95,27 @@ impl Bumped {
         if (word >> (block % 64)) & 1 == 0 {
             return false;
         }
-        let list = &rest[self.bitmap_len() as usize..];
-        let (mut lo, mut hi) = (0usize, list.len() / 8);
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            let v = u64::from_le_bytes(list[mid * 8..mid * 8 + 8].try_into().expect("eight"));
-            match v.cmp(&h) {
-                std::cmp::Ordering::Less => lo = mid + 1,
-                std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => return true,
-            }
+        let Some(list) = rest.get(self.bitmap_len() as usize..) else {
+            return false;
+        };
+        let list = list.as_chunks::<8>().0;
+        if list.is_empty() {
+            return false;
         }
-        false
+        // A binary search without a data-dependent branch (the halving is a select): the
+        // last entry at most `h`, then one comparison.
+        let value = |i: usize| u64::from_le_bytes(list[i]);
+        let (mut base, mut len) = (0usize, list.len());
+        while len > 1 {
+            let half = len / 2;
+            base = if value(base + half) <= h {
+                base + half
+            } else {
+                base
+            };
+            len -= half;
+        }
+        value(base) == h
     }
 
     /// Writes the bitmap and the bumped hashes (ascending) after the ribbon's words.
