@@ -234,13 +234,14 @@ impl StaticFilter {
         }
     }
 
-    /// Encoding 3's lookup: the ribbon, then (when it fails) the bumped keys.
+    /// Encoding 3's lookup: the ribbon (whose words come first: its windows never reach
+    /// past them), then, when it fails, the bumped keys.
     #[inline]
     fn bumped_contains(&self, b: &Bumped, h: u64) -> bool {
-        let (ribbon, rest) = self
-            .data
-            .split_at(b.ribbon_len(self.bits).unwrap_or(0) as usize);
-        ribbon_contains(&b.ribbon, self.bits, ribbon, h) || b.holds(rest, h)
+        ribbon_contains(&b.ribbon, self.bits, &self.data, h) || {
+            let at = b.ribbon_len(self.bits).unwrap_or(0) as usize;
+            b.holds(self.data.get(at..).unwrap_or_default(), h)
+        }
     }
 
     fn word(&self, w: usize) -> u64 {
