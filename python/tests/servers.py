@@ -132,6 +132,13 @@ def wait_until(what: str, check, timeout: float = 30) -> None:
     raise AssertionError("timed out waiting for " + what)
 
 
+def _synced(replication) -> bool:
+    """A master, or a replica whose link is up and whose first sync is over."""
+    return replication.get("role") == "master" or (
+        replication.get("master_link_status") == "up"
+        and replication.get("master_sync_in_progress") == 0)
+
+
 def cli_binary() -> str:
     """redis-cli, or a valkey-cli next to a valkey-server."""
     server = Path(server_binary())
@@ -156,6 +163,11 @@ class Cluster:
             for n in self.nodes:
                 wait_until("cluster_state:ok",
                            lambda n=n: n.client().cluster("info")["cluster_state"] == "ok")
+            # A replica's first full sync ends after the cluster is ok: until then a test's
+            # WAIT would wait for it (longer than a client's socket timeout on a busy machine).
+            for n in self.nodes:
+                wait_until("a replica's first sync",
+                           lambda n=n: _synced(n.client().info("replication")))
         except BaseException:
             self.stop()
             raise
