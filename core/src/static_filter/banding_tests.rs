@@ -113,34 +113,20 @@ pub(super) fn build_one_pass(keys: &[u64], error: f64, bumping: bool) -> Option<
             let mut rest = vec![0; (b.data_len(bits)? - data_len) as usize];
             b.write_rest(&list, &mut rest);
             data.extend_from_slice(&rest);
-            let layout = Layout::Bumped(b);
-            let checksum = StaticFilter::checksum_of(seed, items, bits, error, layout, &data);
-            return Some(StaticFilter {
+            return Some(build::finish(
                 seed,
                 items,
                 bits,
                 error,
-                layout,
+                Layout::Bumped(b),
                 data,
-                pending: 0,
-                checksum,
-            });
+            ));
         }
         let layout = Ribbon::for_items(items, attempt, bits, error);
         let data_len = layout.data_len(bits)?;
         if let Some(data) = solve_one_pass(&hashes, &layout, bits, data_len, None).ok()? {
             let layout = Layout::Ribbon(layout);
-            let checksum = StaticFilter::checksum_of(seed, items, bits, error, layout, &data);
-            return Some(StaticFilter {
-                seed,
-                items,
-                bits,
-                error,
-                layout,
-                data,
-                pending: 0,
-                checksum,
-            });
+            return Some(build::finish(seed, items, bits, error, layout, data));
         }
     }
     None

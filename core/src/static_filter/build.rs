@@ -303,18 +303,7 @@ fn build_fuse(mut keys: Vec<u64>, error: f64, max_bytes: u64) -> Result<StaticFi
         hashes.sort_unstable();
         if let Some(fingerprints) = peel(&hashes, shape, bits)? {
             let data = pack(&fingerprints, bits, data_len)?;
-            let layout = Layout::Fuse(shape);
-            let checksum = StaticFilter::checksum_of(seed, items, bits, error, layout, &data);
-            return Ok(StaticFilter {
-                seed,
-                items,
-                bits,
-                error,
-                layout,
-                data,
-                pending: 0,
-                checksum,
-            });
+            return Ok(finish(seed, items, bits, error, Layout::Fuse(shape), data));
         }
     }
     Err(BuildError::Unpeelable)
@@ -400,8 +389,8 @@ fn pack(fingerprints: &[u32], bits: u32, data_len: u64) -> Result<Vec<u8>, OutOf
     Ok(data)
 }
 
-/// The filter of its fields and data, with its checksum.
-fn finish(
+/// The complete filter of its fields and data, with its checksum.
+pub(super) fn finish(
     seed: u64,
     items: u64,
     bits: u32,
