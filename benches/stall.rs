@@ -232,6 +232,24 @@ impl Server {
         )
     }
 
+    /// The main thread's page faults so far: (minor, major). A major fault waited for a
+    /// read from disk (a page of code or of a file the kernel had dropped).
+    fn main_thread_faults(&self) -> (u64, u64) {
+        let pid = self.pid();
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/stat")).expect("stat");
+        // After the command name: state, ppid, pgrp, session, tty, tpgid, flags, minflt,
+        // cminflt, majflt.
+        let fields: Vec<u64> = stat
+            .rsplit(')')
+            .next()
+            .unwrap_or_default()
+            .split_whitespace()
+            .skip(1)
+            .map(|f| f.parse().unwrap_or(0))
+            .collect();
+        (fields[6], fields[8])
+    }
+
     fn rss_bytes(&self) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap();
         let kb = status

@@ -61,6 +61,10 @@ struct Account {
     queued: u64,
     round_trip: u64,
     runs: u64,
+    /// The main thread's page faults during the command: minor, and major (a read from
+    /// disk).
+    minor: u64,
+    major: u64,
 }
 
 struct Growth {
@@ -202,17 +206,21 @@ fn grow(
         args.extend((0..BATCH).map(|j| format!("g:{}", batch * BATCH + j).into_bytes()));
         let refs: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
         let (cpu, queued, runs) = server.main_thread();
+        let (minor, major) = server.main_thread_faults();
         let sent = Instant::now();
         if let Value::Error(e) = conn.call(&refs) {
             panic!("{fill}: {e}");
         }
         let round_trip = sent.elapsed().as_nanos() as u64;
         let (cpu_after, queued_after, runs_after) = server.main_thread();
+        let (minor_after, major_after) = server.main_thread_faults();
         accounts.push(Account {
             cpu: cpu_after - cpu,
             queued: queued_after - queued,
             round_trip,
             runs: runs_after - runs,
+            minor: minor_after - minor,
+            major: major_after - major,
         });
     }
     let (cpu_end, _, _) = server.main_thread();
@@ -273,11 +281,13 @@ fn print_round(round: usize, g: &Growth) {
             let a = g.accounts[i];
             format!(
                 "longest command {:.2} ms (command {i}: CPU {:.2} ms, run-queue wait {:.2} ms, \
-                 put on a CPU {} times)",
+                 put on a CPU {} times, page faults {} minor / {} major)",
                 g.longest.as_secs_f64() * 1e3,
                 ms(a.cpu),
                 ms(a.queued),
-                a.runs
+                a.runs,
+                a.minor,
+                a.major
             )
         }
         None => format!("no command over {SLOWLOG_US} µs"),
@@ -290,13 +300,23 @@ fn print_round(round: usize, g: &Growth) {
     let mut cpus: Vec<u64> = g.accounts.iter().map(|a| a.cpu).collect();
     cpus.sort_unstable();
     let round_trip = g.accounts.iter().map(|a| a.round_trip).max().unwrap_or(0);
+    // The commands over 1 ms (slow log) that waited for a read from disk.
+    let slow_major = g
+        .logged
+        .iter()
+        .filter(|&&(i, d)| d.as_micros() > 1000 && g.accounts[i].major > 0)
+        .count();
+    let majors: u64 = g.accounts.iter().map(|a| a.major).sum();
     println!(
-        "  round {round}: {longest}; most CPU in a command {:.2} ms (command {}, wall {top_wall}); \
+        "  round {round}: {longest}; most CPU in a command {:.2} ms (command {}, wall {top_wall}, page faults {} minor / {} \
+         major); major page faults {majors}, in {slow_major} of the commands over 1 ms; \
          CPU per command median {:.3} ms, 99.99th percentile {:.3} ms; commands over 1 ms: {}, \
          over 5 ms: {}; longest round trip {:.2} ms, longest PING {:.2} ms; {:.1} s, main thread \
          {:.1} s CPU; load average {:.2} → {:.2}; host steal {:.2} s; {:.1} bits per item",
         ms(top.cpu),
         g.most_cpu_at,
+        top.minor,
+        top.major,
         ms(cpus[cpus.len() / 2]),
         ms(cpus[(cpus.len() * 9999 / 10000).min(cpus.len() - 1)]),
         g.over_1ms,
