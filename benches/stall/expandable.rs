@@ -11,7 +11,9 @@
 //! while the thread sleeps: exact to a few microseconds; a vCPU's time taken by the host
 //! is in neither). A command's wall-clock time beyond its CPU time is waiting: in the
 //! run queue (another process had the core), asleep (the thread was put on a CPU more
-//! than once), or for the host (steal, on a VM: neither run nor queued). Per round:
+//! than once), or for the host (steal, on a VM: neither run nor queued). The thread's
+//! page faults (/proc/<pid>/task/<pid>/stat) are counted around each command too: on a
+//! VM a fault the host serves (memory it had taken back) shows as CPU time. Per round:
 //! the longest command with its CPU and run-queue wait, the command with the most CPU
 //! with its wall-clock time, how many commands took over 1 ms and 5 ms, the longest
 //! round trip of a PING sent every millisecond on a second connection (the stall another
@@ -307,9 +309,16 @@ fn print_round(round: usize, g: &Growth) {
         .filter(|&&(i, d)| d.as_micros() > 1000 && g.accounts[i].major > 0)
         .count();
     let majors: u64 = g.accounts.iter().map(|a| a.major).sum();
+    // Page faults against CPU: how many commands faulted at all, and how many of those
+    // whose CPU passed 1 ms did (the faults the VM's host serves show as CPU time).
+    let faulted = g.accounts.iter().filter(|a| a.minor + a.major > 0).count();
+    let heavy: Vec<&Account> = g.accounts.iter().filter(|a| a.cpu > 1_000_000).collect();
+    let heavy_faulted = heavy.iter().filter(|a| a.minor + a.major > 0).count();
     println!(
         "  round {round}: {longest}; most CPU in a command {:.2} ms (command {}, wall {top_wall}, page faults {} minor / {} \
          major); major page faults {majors}, in {slow_major} of the commands over 1 ms; \
+         commands with a page fault {faulted}; commands with over 1 ms of CPU {}, {heavy_faulted} \
+         of them with a page fault; \
          CPU per command median {:.3} ms, 99.99th percentile {:.3} ms; commands over 1 ms: {}, \
          over 5 ms: {}; longest round trip {:.2} ms, longest PING {:.2} ms; {:.1} s, main thread \
          {:.1} s CPU; load average {:.2} → {:.2}; host steal {:.2} s; {:.1} bits per item",
@@ -317,6 +326,7 @@ fn print_round(round: usize, g: &Growth) {
         g.most_cpu_at,
         top.minor,
         top.major,
+        heavy.len(),
         ms(cpus[cpus.len() / 2]),
         ms(cpus[(cpus.len() * 9999 / 10000).min(cpus.len() - 1)]),
         g.over_1ms,

@@ -23,7 +23,7 @@
 //! 64-bit words, block `b` at bit `b % 64` of word `b / 64`), then the bumped hashes
 //! (little-endian 64-bit, strictly ascending).
 
-use super::ribbon::{Ribbon, COEFF_BITS, MAX_COLUMNS};
+use super::ribbon::{Ribbon, COEFF_BITS};
 
 /// Encoding 3's size: the ribbon and how many keys are bumped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,12 +70,14 @@ impl Bumped {
             .checked_add(self.bumped.checked_mul(8)?)
     }
 
-    /// A size a build of `items` keys for `r` and `error` could make: the ribbon
-    /// [`Bumped::ribbon_for`] gives, at most `items` bumped.
+    /// A size a build of `items` keys for `r` and `error` could make: a ribbon whose
+    /// mixed columns give the rate ([`Ribbon::is_consistent`]), with the blocks a build
+    /// allocates for `items` give or take one (the room is a float `log2`, which another
+    /// platform's libm may round an ulp apart: never a difference of two blocks), and no
+    /// more bumped keys than items.
     pub fn is_consistent(&self, items: u64, r: u32, error: f64) -> bool {
-        (1..=MAX_COLUMNS).contains(&r)
-            && self.ribbon.blocks <= u64::from(u32::MAX) / COEFF_BITS
-            && self.ribbon == Self::ribbon_for(items, r, error)
+        self.ribbon.is_consistent(r, error)
+            && self.ribbon.blocks.abs_diff(Self::blocks_for(items)) <= 1
             && self.bumped <= items
     }
 
@@ -128,6 +130,44 @@ impl Bumped {
         let list = &mut rest[self.bitmap_len() as usize..];
         for (at, h) in list.chunks_exact_mut(8).zip(bumped) {
             at.copy_from_slice(&h.to_le_bytes());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Bumped, Ribbon};
+
+    #[test]
+    fn a_size_one_block_from_a_builds_is_consistent_two_are_not() {
+        for (items, r, error) in [(1u64, 6, 0.01), (1000, 6, 0.01), (10_000_000, 13, 1e-4)] {
+            let built = Bumped {
+                ribbon: Bumped::ribbon_for(items, r, error),
+                bumped: items / 64,
+            };
+            assert!(built.is_consistent(items, r, error));
+            let with_blocks = |blocks: u64| Bumped {
+                ribbon: Ribbon {
+                    blocks,
+                    lower_blocks: Ribbon::lower_blocks_for(blocks, r, error),
+                },
+                ..built
+            };
+            let b = built.ribbon.blocks;
+            assert!(with_blocks(b + 1).is_consistent(items, r, error));
+            assert!(!with_blocks(b + 2).is_consistent(items, r, error));
+            if b > 2 {
+                assert!(with_blocks(b - 1).is_consistent(items, r, error));
+                assert!(!with_blocks(b - 2).is_consistent(items, r, error));
+            }
+            let mut rate = built;
+            rate.ribbon.lower_blocks ^= 1;
+            assert!(!rate.is_consistent(items, r, error));
+            assert!(!Bumped {
+                bumped: items + 1,
+                ..built
+            }
+            .is_consistent(items, r, error));
         }
     }
 }
