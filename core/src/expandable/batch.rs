@@ -141,8 +141,15 @@ mod tests {
         let mut hits = 0u64;
         for round in 0..ROUNDS {
             for (k, f) in filters.iter().enumerate() {
-                let items: Vec<Vec<u8>> = (0..200_000)
-                    .map(|i| format!("absent:{round}:{i}").into_bytes())
+                // Fixed-width items side by side, as a command's arguments are read.
+                let items: Vec<[u8; 16]> = (0..200_000u64)
+                    .map(|i| {
+                        let mut item = *b"absent:_________";
+                        item[7..].copy_from_slice(
+                            &format!("{:09}", round as u64 * 200_000 + i).into_bytes(),
+                        );
+                        item
+                    })
                     .collect();
                 let mut hashes = Vec::with_capacity(100);
                 let start = Instant::now();
