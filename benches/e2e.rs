@@ -241,6 +241,21 @@ struct Filter {
     on_reference: bool,
 }
 
+impl Filter {
+    /// A key created by `create` and not pre-filled (a sketch, a string, an empty filter).
+    fn empty(key: &'static str, create: &'static str, on_reference: bool) -> Filter {
+        Filter {
+            key,
+            create,
+            fill_command: "",
+            fill: 0,
+            fill_scales: false,
+            count: None,
+            on_reference,
+        }
+    }
+}
+
 struct Workload {
     name: &'static str,
     /// The filter it needs (set up only when a selected workload uses it).

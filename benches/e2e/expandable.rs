@@ -147,15 +147,11 @@ pub fn filters() -> Vec<Filter> {
             on_reference: false,
         })
         .collect();
-    out.extend(LINE_STRINGS.iter().map(|&(key, create, _)| Filter {
-        key,
-        create,
-        fill_command: "",
-        fill: 0,
-        fill_scales: false,
-        count: None,
-        on_reference: false,
-    }));
+    out.extend(
+        LINE_STRINGS
+            .iter()
+            .map(|&(key, create, _)| Filter::empty(key, create, false)),
+    );
     for (n, label) in sizes() {
         for &(kind, create, fill) in &KINDS[..kinds(n)] {
             let key = key(kind, label);
@@ -214,30 +210,33 @@ fn present(
 /// Per size: XF, the auto-grown BF and the grown CF, singles and ×100 batches; XF's
 /// baseline is the BF of the same size (target ≤ 0.8 at 10^6), the others' GETBIT.
 pub fn workloads(n: u64, nb: u64) -> Vec<Workload> {
-    let mut out: Vec<Workload> = FLOORS
-        .iter()
-        .map(|&(name, key, command, per_op)| Workload {
-            name,
-            filter: Some(key),
-            baseline: Some(("GETBIT", None)),
-            reference_target: None,
-            on_reference: false,
-            prepare: None,
-            ops: if per_op == 100 { nb } else { n },
-            items_per_op: per_op.max(1),
-            make: present(command, key, 1, per_op),
-        })
-        .collect();
-    out.extend(LINE_FLOORS.iter().map(|&(name, key, bits)| Workload {
+    // A floor: measured beside GETBIT, on redbloom only.
+    let floor = |name, key, ops, items_per_op, make| Workload {
         name,
         filter: Some(key),
         baseline: Some(("GETBIT", None)),
         reference_target: None,
         on_reference: false,
         prepare: None,
-        ops: n,
-        items_per_op: 1,
-        make: Box::new(move |r: u64| {
+        ops,
+        items_per_op,
+        make,
+    };
+    let mut out: Vec<Workload> = FLOORS
+        .iter()
+        .map(|&(name, key, command, per_op)| {
+            let ops = if per_op == 100 { nb } else { n };
+            floor(
+                name,
+                key,
+                ops,
+                per_op.max(1),
+                present(command, key, 1, per_op),
+            )
+        })
+        .collect();
+    out.extend(LINE_FLOORS.iter().map(|&(name, key, bits)| {
+        let make: Box<dyn Fn(u64) -> Generator<'static>> = Box::new(move |r: u64| {
             Box::new(move |i, out: &mut Vec<u8>| {
                 let offset = if bits == 0 {
                     0
@@ -250,7 +249,8 @@ pub fn workloads(n: u64, nb: u64) -> Vec<Workload> {
                     &[b"GETBIT".as_slice(), key.as_bytes(), offset.as_bytes()],
                 );
             }) as Generator<'static>
-        }),
+        });
+        floor(name, key, n, 1, make)
     }));
     for (size, label) in sizes() {
         let [singles, batches] = names(label);

@@ -8,15 +8,7 @@ use super::{encode_into, item, mix, Filter, Generator, Workload};
 /// The three sketches, created empty before the rounds (the writes of each round fill
 /// them; the reads after them, in table order, find what they wrote).
 pub fn filters() -> Vec<Filter> {
-    let sketch = |key, create| Filter {
-        key,
-        create,
-        fill_command: "",
-        fill: 0,
-        fill_scales: false,
-        count: None,
-        on_reference: true,
-    };
+    let sketch = |key, create| Filter::empty(key, create, true);
     vec![
         sketch("cms", "CMS.INITBYDIM cms 2000 5"),
         sketch("topk", "TOPK.RESERVE topk 100 2000 7 0.925"),
